@@ -1,0 +1,26 @@
+"""ir_incomplete: honest IR evaluation when relevance judgments are incomplete.
+
+Importing the package registers every measure with ``ir_measures`` (and so with PyTerrier's
+``pt.Experiment``), adds the ``ir_incomplete`` provider to ``ir_measures``' default pipeline and lets
+``ir_measures.parse_measure``/``parse_trec_measure`` read our measure strings (``infAP(c=1.5)@10``).
+
+Layers: :mod:`ir_incomplete.data` (inputs → ranked-code matrix) → :mod:`ir_incomplete.kernels`
+(numpy) → :mod:`ir_incomplete.measures` and :mod:`ir_incomplete.provider` (the ir_measures adapter);
+front doors: :mod:`ir_incomplete.grammar`, :mod:`ir_incomplete.cli`, :func:`evaluate`.
+"""
+__version__ = "0.1.0"
+
+from ir_incomplete.measures import ALL_MEASURES, IncompleteMeasure, InfAP, infAP  # noqa: E402
+from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run  # noqa: E402
+from ir_incomplete.grammar import parse, MeasureSyntaxError  # noqa: E402
+from ir_incomplete.provider import IncompleteProvider  # noqa: E402
+from ir_incomplete.integration import activate  # noqa: E402
+from ir_incomplete.api import evaluate  # noqa: E402
+
+provider = activate()
+
+__all__ = [
+    "__version__", "activate", "evaluate", "parse", "MeasureSyntaxError", "provider",
+    "IncompleteProvider", "IncompleteMeasure", "ALL_MEASURES", "Qrels", "RankedLists",
+    "read_trec_qrels", "read_trec_run", "InfAP", "infAP",
+]

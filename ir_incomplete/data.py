@@ -1,0 +1,472 @@
+"""Layer 1: every qrels/run input form → one columnar data model.
+
+Qrels become a :class:`Qrels` (topic and document ids interned to integers once, per-topic judgment
+counts per grade). Runs — one or many at once — become a :class:`RankedLists`: a padded
+``[rankings × depth]`` matrix of *codes*, one row per (run, topic) pair, in trec_eval's ranking order.
+
+Codes (``int32``):
+
+* ``g >= 0``           judged, with grade ``g``
+* ``POOLED_UNJUDGED``  in the qrels with a negative grade (trec_eval's "pooled but unjudged", spec D1)
+* ``UNPOOLED``         not in the qrels of that topic
+* ``PAD``              past the end of the ranking
+
+Ranking order (spec §1.3, D19): score descending, compared as single-precision floats by default (what
+trec_eval 9.x, pytrec_eval and ir_measures do), ties broken by document id descending, byte-wise.
+A document twice in one ranking is an error that names it.
+
+Everything here is vectorized: text ids are hashed once, joined with integer look-ups, ordered with one
+stable sort that is linear when the input is already in ranking order.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "POOLED_UNJUDGED", "UNPOOLED", "PAD", "NEGATIVE_POLICIES", "SCORE_PRECISIONS",
+    "Qrels", "RankedLists", "read_trec_qrels", "read_trec_run", "rank_runs", "run_columns",
+]
+
+POOLED_UNJUDGED = -2
+UNPOOLED = -1
+PAD = -3
+
+NEGATIVE_POLICIES = ("pooled_unjudged", "zero")
+SCORE_PRECISIONS = ("float32", "float64")
+
+_QREL_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("relevance", "label"))
+_RUN_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("score", "score"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# reading files
+# ---------------------------------------------------------------------------------------------------
+def _open_text(source):
+    if isinstance(source, str) and "\n" in source:
+        return io.StringIO(source)
+    path = os.fspath(source)
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rt")
+    return open(path, "rt")
+
+
+def read_trec_qrels(source) -> pd.DataFrame:
+    """Read a TREC qrels file (``qid iter docid grade``, ``.gz`` allowed) into ``query_id/doc_id/relevance``."""
+    with _open_text(source) as handle:
+        frame = pd.read_csv(handle, sep=r"\s+", header=None, usecols=["query_id", "doc_id", "relevance"],
+                            names=["query_id", "iteration", "doc_id", "relevance"],
+                            dtype={"query_id": object, "doc_id": object}, engine="c")
+    return frame
+
+
+def read_trec_run(source) -> pd.DataFrame:
+    """Read a TREC run file (``qid Q0 docid rank score tag``, ``.gz`` allowed) into
+    ``query_id/doc_id/score``. The rank column is ignored, as trec_eval does."""
+    with _open_text(source) as handle:
+        frame = pd.read_csv(handle, sep=r"\s+", header=None, usecols=["query_id", "doc_id", "score"],
+                            names=["query_id", "q0", "doc_id", "rank", "score", "tag"],
+                            dtype={"query_id": object, "doc_id": object, "score": np.float64},
+                            engine="c")
+    return frame
+
+
+# ---------------------------------------------------------------------------------------------------
+# columns of any input form
+# ---------------------------------------------------------------------------------------------------
+def _ids(values, what: str) -> np.ndarray:
+    """An object array of ``str`` ids (numbers are turned into their decimal text)."""
+    arr = np.asarray(values) if not isinstance(values, (pd.Series, pd.Index)) else values.to_numpy()
+    if arr.dtype != object:
+        arr = arr.astype(str).astype(object)
+    elif len(arr) and not isinstance(arr[0], str):
+        arr = np.array([str(v) for v in arr], dtype=object)
+    if len(arr) and pd.isna(arr).any():
+        raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(pd.isna(arr))[0])})")
+    return arr
+
+
+def _frame_columns(frame: pd.DataFrame, spec, kind: str):
+    cols = []
+    for names in spec:
+        found = next((n for n in names if n in frame.columns), None)
+        if found is None:
+            expected = " or ".join("/".join(n[i] for n in spec) for i in range(2))
+            raise ValueError(f"{kind} DataFrame is missing column {names[0]!r} "
+                             f"(found columns {list(map(str, frame.columns))}; expected {expected})")
+        cols.append(frame[found])
+    return cols
+
+
+def _tuples_columns(items, spec, kind: str):
+    items = list(items)
+    if not items:
+        return [np.array([], dtype=object), np.array([], dtype=object), np.array([], dtype=float)]
+    first = items[0]
+    fields = getattr(first, "_fields", None)
+    if fields is not None:
+        idx = []
+        for names in spec:
+            found = next((n for n in names if n in fields), None)
+            if found is None:
+                raise ValueError(f"{kind} tuples are missing field {names[0]!r} (found fields {list(fields)})")
+            idx.append(fields.index(found))
+    elif isinstance(first, (tuple, list)) and len(first) >= 3:
+        idx = [0, 1, 2]
+    else:
+        raise ValueError(f"{kind} must be a DataFrame, a dict of dicts, an iterable of named tuples "
+                         f"({'Qrel' if kind == 'qrels' else 'ScoredDoc'}), or a TREC file path; got {type(first).__name__} items")
+    cols = list(zip(*[(it[idx[0]], it[idx[1]], it[idx[2]]) for it in items]))
+    return [np.array(cols[0], dtype=object), np.array(cols[1], dtype=object), np.asarray(cols[2])]
+
+
+def _columns(data, spec, kind: str, reader):
+    if isinstance(data, pd.DataFrame):
+        return _frame_columns(data, spec, kind)
+    if isinstance(data, (str, os.PathLike)):
+        return _frame_columns(reader(data), spec, kind)
+    if isinstance(data, Mapping):
+        qids, dids, vals = [], [], []
+        for qid, docs in data.items():
+            if not isinstance(docs, Mapping):
+                raise ValueError(f"{kind} dict must map query ids to dicts of doc_id -> value; "
+                                 f"query {qid!r} maps to {type(docs).__name__}")
+            qids.extend([qid] * len(docs))
+            dids.extend(docs.keys())
+            vals.extend(docs.values())
+        return [np.array(qids, dtype=object), np.array(dids, dtype=object), np.asarray(vals)]
+    if hasattr(data, "__iter__"):
+        return _tuples_columns(data, spec, kind)
+    raise ValueError(f"cannot read {kind} of type {type(data).__name__}: expected a DataFrame "
+                     f"(query_id/doc_id/{spec[2][0]} or qid/docno/{spec[2][1]}), a dict of dicts, "
+                     f"an iterable of named tuples or a TREC file path")
+
+
+def _row_label(qids, dids, i) -> str:
+    return f"row {int(i)} (query_id={qids[i]!r}, doc_id={dids[i]!r})"
+
+
+def run_columns(run) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(query_ids, doc_ids, scores)`` of any run form: object arrays of ``str`` and ``float64``."""
+    q, d, s = _columns(run, _RUN_COLUMNS, "run", read_trec_run)
+    qids, dids = _ids(q, "run query_id"), _ids(d, "run doc_id")
+    raw = s.to_numpy() if isinstance(s, pd.Series) else np.asarray(s)
+    if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == object):
+        raise ValueError(f"run scores must be numbers (got dtype {raw.dtype})")
+    if raw.dtype == object:
+        numeric = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.flatnonzero(np.isnan(numeric) & ~pd.isna(raw))
+        if len(bad):
+            raise ValueError(f"run score {raw[bad[0]]!r} is not a number at {_row_label(qids, dids, bad[0])}")
+        scores = numeric
+    else:
+        scores = raw.astype(np.float64, copy=False)
+    nan = np.flatnonzero(~np.isfinite(scores)) if len(scores) else []
+    if len(nan):
+        raise ValueError(f"run score {scores[nan[0]]!r} is not a finite number at "
+                         f"{_row_label(qids, dids, nan[0])} ({len(nan)} such rows)")
+    return qids, dids, scores
+
+
+def _hash_ids(ids: np.ndarray) -> np.ndarray:
+    return np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
+
+
+# ---------------------------------------------------------------------------------------------------
+# qrels
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class Qrels:
+    """Judgments of all topics, interned once and shared by every run and measure of a call.
+
+    Attributes: ``topic_ids`` (object array, first-seen order), ``doc_ids`` (unique judged doc ids),
+    ``keys``/``grades`` (sorted ``topic * n_docs + doc`` keys and their grade codes),
+    ``grade_counts`` (``[topics × (max_grade+1)]`` count of each grade ≥ 0) and ``n_unjudged``
+    (negative entries per topic: pooled but unjudged; 0 under ``negative="zero"``).
+    """
+
+    topic_ids: np.ndarray
+    doc_ids: np.ndarray
+    keys: np.ndarray
+    grades: np.ndarray
+    grade_counts: np.ndarray
+    n_unjudged: np.ndarray
+    negative: str = "pooled_unjudged"
+    topic_index: pd.Index = field(repr=False, default=None)
+    _doc_hash_index: Optional[pd.Index] = field(repr=False, default=None)
+
+    @classmethod
+    def from_any(cls, qrels, negative: str = "pooled_unjudged") -> "Qrels":
+        """Build from a DataFrame (``query_id/doc_id/relevance`` or ``qid/docno/label``), a dict of
+        dicts, an iterable of ``Qrel``, a TREC qrels path (``.gz`` allowed) or an existing ``Qrels``."""
+        if isinstance(qrels, Qrels):
+            if qrels.negative != negative:
+                raise ValueError(f"these Qrels were built with negative={qrels.negative!r}, not {negative!r}")
+            return qrels
+        if negative not in NEGATIVE_POLICIES:
+            raise ValueError(f"negative={negative!r} is not a valid policy; choices: {', '.join(NEGATIVE_POLICIES)}")
+        q, d, r = _columns(qrels, _QREL_COLUMNS, "qrels", read_trec_qrels)
+        qids, dids = _ids(q, "qrels query_id"), _ids(d, "qrels doc_id")
+        grades = _integer_grades(r.to_numpy() if isinstance(r, pd.Series) else np.asarray(r), qids, dids)
+        if negative == "zero":
+            grades = np.where(grades < 0, 0, grades)
+        topic_codes, topic_ids = pd.factorize(qids)
+        doc_codes, doc_ids = pd.factorize(dids)
+        topic_ids = np.asarray(topic_ids, dtype=object)
+        doc_ids = np.asarray(doc_ids, dtype=object)
+        n_topics, n_docs = len(topic_ids), max(len(doc_ids), 1)
+        keys = topic_codes.astype(np.int64) * n_docs + doc_codes
+        order = np.argsort(keys, kind="stable")
+        keys, grades_sorted = keys[order], grades[order]
+        dup = np.flatnonzero(keys[1:] == keys[:-1])
+        if len(dup):
+            i = order[dup[0]]
+            raise ValueError(f"qrels judge document {dids[i]!r} twice for query {qids[i]!r}")
+        codes = np.where(grades_sorted < 0, POOLED_UNJUDGED, grades_sorted).astype(np.int32)
+        max_grade = int(grades.max()) if len(grades) and grades.max() > 0 else 0
+        judged = grades >= 0
+        counts = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
+        np.add.at(counts, (topic_codes[judged], grades[judged]), 1)
+        n_unjudged = np.bincount(topic_codes[~judged], minlength=n_topics).astype(np.int64)
+        return cls(topic_ids=topic_ids, doc_ids=doc_ids, keys=keys, grades=codes, grade_counts=counts,
+                   n_unjudged=n_unjudged, negative=negative, topic_index=pd.Index(topic_ids))
+
+    # -- summaries --------------------------------------------------------------------------------------
+    @property
+    def n_topics(self) -> int:
+        return len(self.topic_ids)
+
+    @property
+    def max_grade(self) -> int:
+        return self.grade_counts.shape[1] - 1
+
+    def n_relevant(self, rel_level: int = 1) -> np.ndarray:
+        """R per topic: judged documents with grade ≥ ``rel_level``."""
+        return self.grade_counts[:, rel_level:].sum(axis=1)
+
+    def n_nonrelevant(self, rel_level: int = 1) -> np.ndarray:
+        """N per topic: judged documents with 0 ≤ grade < ``rel_level`` (negative entries excluded)."""
+        return self.grade_counts[:, :rel_level].sum(axis=1)
+
+    def n_judged(self) -> np.ndarray:
+        return self.grade_counts.sum(axis=1)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The judgments as a ``query_id/doc_id/relevance`` DataFrame (pooled-but-unjudged as −1)."""
+        n_docs = max(len(self.doc_ids), 1)
+        grades = np.where(self.grades == POOLED_UNJUDGED, -1, self.grades)
+        return pd.DataFrame({"query_id": self.topic_ids[self.keys // n_docs],
+                             "doc_id": self.doc_ids[self.keys % n_docs], "relevance": grades})
+
+    # -- look-up ------------------------------------------------------------------------------------------
+    def doc_codes(self, dids: np.ndarray, hashes: np.ndarray) -> np.ndarray:
+        """Index of each doc id in ``doc_ids`` (−1 when never judged), via 64-bit hashes, verified."""
+        if self._doc_hash_index is None:
+            qh = _hash_ids(self.doc_ids)
+            self._doc_hash_index = pd.Index(qh) if pd.Index(qh).is_unique else None
+            if self._doc_hash_index is None:  # colliding hashes among judged ids: exact string look-up
+                self._doc_hash_index = False
+        if self._doc_hash_index is False:
+            return pd.Index(self.doc_ids).get_indexer(dids)
+        codes = self._doc_hash_index.get_indexer(hashes)
+        hit = np.flatnonzero(codes >= 0)
+        if len(hit):
+            same = self.doc_ids[codes[hit]] == dids[hit]
+            codes[hit[~same]] = -1
+        return codes
+
+    def lookup(self, topic_codes: np.ndarray, doc_codes: np.ndarray) -> np.ndarray:
+        """Grade codes of (topic, doc) pairs: the judged grade, ``POOLED_UNJUDGED`` or ``UNPOOLED``."""
+        out = np.full(len(topic_codes), UNPOOLED, dtype=np.int32)
+        known = np.flatnonzero(doc_codes >= 0)
+        if len(known) and len(self.keys):
+            key = topic_codes[known].astype(np.int64) * max(len(self.doc_ids), 1) + doc_codes[known]
+            pos = np.searchsorted(self.keys, key)
+            pos_c = np.minimum(pos, len(self.keys) - 1)
+            found = self.keys[pos_c] == key
+            out[known[found]] = self.grades[pos_c[found]]
+        return out
+
+
+def _integer_grades(raw: np.ndarray, qids, dids) -> np.ndarray:
+    if raw.dtype == bool:
+        raise ValueError("qrels relevance must be integer grades, not booleans")
+    if raw.dtype == object:
+        numeric = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.flatnonzero(np.isnan(numeric))
+        if len(bad):
+            raise ValueError(f"qrels relevance {raw[bad[0]]!r} is not an integer grade at {_row_label(qids, dids, bad[0])}")
+        raw = numeric
+    if np.issubdtype(raw.dtype, np.integer):
+        return raw.astype(np.int64)
+    if np.issubdtype(raw.dtype, np.floating):
+        bad = np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw)))
+        if len(bad):
+            raise ValueError(f"qrels relevance {raw[bad[0]]!r} is not an integer grade at {_row_label(qids, dids, bad[0])}")
+        return raw.astype(np.int64)
+    raise ValueError(f"qrels relevance must be integer grades (got dtype {raw.dtype})")
+
+
+# ---------------------------------------------------------------------------------------------------
+# runs → ranked code matrix
+# ---------------------------------------------------------------------------------------------------
+@dataclass
+class RankedLists:
+    """Rankings of one or more runs against one :class:`Qrels`.
+
+    Row ``i`` is the ranking of run ``run_names[run_of_row[i]]`` for topic
+    ``qrels.topic_ids[topic_of_row[i]]``; rows are ordered by run, then topic code.
+    ``codes[i, j]`` is the code of the document at rank ``j + 1`` (``PAD`` after ``lengths[i]``).
+    """
+
+    codes: np.ndarray
+    lengths: np.ndarray
+    run_of_row: np.ndarray
+    topic_of_row: np.ndarray
+    run_names: List[str]
+    qrels: Qrels
+
+    @property
+    def n_rows(self) -> int:
+        return self.codes.shape[0]
+
+    def truncated(self, cutoff: Optional[int]) -> np.ndarray:
+        """The code matrix cut after rank ``cutoff`` (a view; the whole matrix for ``None``)."""
+        if cutoff is None:
+            return self.codes
+        return self.codes[:, :cutoff]
+
+    def per_topic(self, values: np.ndarray) -> np.ndarray:
+        """Broadcast a per-topic array (indexed by topic code) to the rows."""
+        return values[self.topic_of_row]
+
+
+def _descending_score_keys(scores: np.ndarray) -> np.ndarray:
+    """uint32-ranged int64 keys whose ascending order is the descending order of float32 scores."""
+    s32 = scores.astype(np.float32) + np.float32(0.0)  # −0.0 → +0.0: equal scores tie, as in C
+    bits = s32.view(np.int32).astype(np.int64)
+    ordered = np.where(bits < 0, bits ^ 0x7FFFFFFF, bits)  # monotone in the float value
+    return (np.int64(0x7FFFFFFF) - ordered)  # 0 .. 2^32-1, smaller = higher score
+
+
+def _segments(qids: np.ndarray):
+    """Start offsets of runs of equal adjacent query ids."""
+    if len(qids) == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.flatnonzero(qids[1:] != qids[:-1]) + 1
+    return np.concatenate(([0], change)).astype(np.int64)
+
+
+def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "float32") -> RankedLists:
+    """Convert runs (name → any run form) into one :class:`RankedLists` against ``qrels``.
+
+    Only topics present in ``qrels`` are kept (trec_eval ignores the others). Raises ``ValueError`` on
+    missing columns, non-numeric or non-finite scores and on a document listed twice for one query.
+    """
+    if score_precision not in SCORE_PRECISIONS:
+        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
+    names = list(runs.keys())
+    n_topics = qrels.n_topics
+    topic_parts, doc_parts, score_parts, run_parts, did_parts = [], [], [], [], []
+    for run_no, name in enumerate(names):
+        qids, dids, scores = run_columns(runs[name])
+        starts = _segments(qids)
+        seg_topic = qrels.topic_index.get_indexer(qids[starts]) if len(starts) else np.zeros(0, np.int64)
+        lengths = np.diff(np.append(starts, len(qids)))
+        topic = np.repeat(seg_topic, lengths)
+        keep = topic >= 0
+        if not keep.all():
+            topic, dids, scores = topic[keep], dids[keep], scores[keep]
+        topic_parts.append(topic.astype(np.int64))
+        did_parts.append(dids)
+        score_parts.append(scores)
+        run_parts.append(np.full(len(topic), run_no, dtype=np.int64))
+    if names:
+        topic = np.concatenate(topic_parts)
+        dids = np.concatenate(did_parts) if len(did_parts) > 1 else did_parts[0]
+        scores = np.concatenate(score_parts)
+        run_no = np.concatenate(run_parts)
+    else:
+        topic = run_no = np.zeros(0, np.int64)
+        dids = np.zeros(0, object)
+        scores = np.zeros(0)
+
+    ranking = run_no * max(n_topics, 1) + topic
+    if score_precision == "float32":
+        order = np.argsort((ranking << 32) | _descending_score_keys(scores), kind="stable")
+    else:
+        order = np.lexsort((-scores, ranking))
+    ranking = ranking[order]
+    dids = dids[order]
+    scores_sorted = scores[order]
+    if score_precision == "float32":
+        cmp_scores = scores_sorted.astype(np.float32)
+    else:
+        cmp_scores = scores_sorted
+    # ties: equal ranking and equal score → document id descending, byte-wise (code point order)
+    tied = np.flatnonzero((ranking[1:] == ranking[:-1]) & (cmp_scores[1:] == cmp_scores[:-1]))
+    if len(tied):
+        pos = np.unique(np.concatenate((tied, tied + 1)))
+        sub_ids = dids[pos]
+        _, doc_rank = np.unique(sub_ids, return_inverse=True)
+        group = np.cumsum(np.concatenate(([True], ~((ranking[pos[1:]] == ranking[pos[:-1]]) &
+                                                     (cmp_scores[pos[1:]] == cmp_scores[pos[:-1]]) &
+                                                     (pos[1:] == pos[:-1] + 1)))))
+        within = np.lexsort((-doc_rank.reshape(-1), group))
+        order[pos] = order[pos[within]]
+        dids[pos] = dids[pos[within]]
+    hashes = _hash_ids(dids)
+
+    # rows = distinct rankings
+    n = len(ranking)
+    if n:
+        row_start = np.flatnonzero(np.concatenate(([True], ranking[1:] != ranking[:-1])))
+    else:
+        row_start = np.zeros(0, np.int64)
+    lengths = np.diff(np.append(row_start, n)).astype(np.int64)
+    row_of_item = np.repeat(np.arange(len(row_start)), lengths)
+    rank_pos = np.arange(n) - np.repeat(row_start, lengths)
+    row_ranking = ranking[row_start] if n else ranking
+    depth = int(lengths.max()) if len(lengths) else 0
+
+    _check_duplicates(hashes, dids, row_of_item, rank_pos, len(row_start), depth, row_ranking,
+                      qrels, names, n_topics)
+
+    doc_codes = qrels.doc_codes(dids, hashes)
+    grade_codes = qrels.lookup(ranking % max(n_topics, 1), doc_codes)
+    codes = np.full((len(row_start), depth), PAD, dtype=np.int32)
+    codes[row_of_item, rank_pos] = grade_codes
+    return RankedLists(codes=codes, lengths=lengths, run_of_row=row_ranking // max(n_topics, 1),
+                       topic_of_row=row_ranking % max(n_topics, 1), run_names=names, qrels=qrels)
+
+
+_HASH_PAD = np.iinfo(np.int64).max
+
+
+def _check_duplicates(hashes, dids, row_of_item, rank_pos, n_rows, depth, row_ranking, qrels, names, n_topics):
+    if n_rows == 0:
+        return
+    matrix = np.full((n_rows, depth), _HASH_PAD, dtype=np.int64)
+    matrix[row_of_item, rank_pos] = hashes
+    matrix.sort(axis=1)
+    same = (matrix[:, 1:] == matrix[:, :-1]) & (matrix[:, 1:] != _HASH_PAD)
+    if not same.any():
+        return
+    for row, col in zip(*np.nonzero(same)):
+        h = matrix[row, col]
+        items = np.flatnonzero((row_of_item == row) & (hashes == h))
+        docs = dids[items]
+        if len(set(docs.tolist())) < len(docs):  # not merely a hash collision
+            ranking = row_ranking[row]
+            run = names[ranking // max(n_topics, 1)]
+            qid = qrels.topic_ids[ranking % max(n_topics, 1)]
+            raise ValueError(f"run {run!r} lists document {docs[0]!r} more than once for query {qid!r}; "
+                             f"trec_eval refuses such runs (remove the duplicates first, e.g. "
+                             f"run.drop_duplicates(['query_id', 'doc_id']))")
+

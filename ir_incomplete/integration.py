@@ -1,0 +1,88 @@
+"""Wiring into ``ir_measures`` and PyTerrier (done once, idempotently, by ``import ir_incomplete``).
+
+* our measures enter ``ir_measures.measures.registry``; those that extend a built-in (``infAP``)
+  replace its entry and its module attributes, so ``ir_measures.infAP(c=1.5)`` works and plain
+  ``infAP`` still equals the built-in object;
+* our provider enters ``ir_measures.providers.registry`` and ``ir_measures.DefaultPipeline`` right
+  after ``runtime``;
+* every other provider is guarded so that it never claims a measure whose parameters it does not
+  understand (pytrec_eval would otherwise compute plain infAP for ``infAP(c=1.5)``);
+* ``ir_measures.parse_measure`` / ``parse_trec_measure`` are wrapped to fall back on our grammar
+  (opt out with ``IR_INCOMPLETE_PATCH_PARSERS=0`` or ``activate(patch_parsers=False)``).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import ir_measures
+
+from ir_incomplete import grammar
+from ir_incomplete.measures import ALL_MEASURES, IncompleteMeasure
+from ir_incomplete.provider import IncompleteProvider
+
+__all__ = ["activate", "provider", "PATCH_PARSERS_ENV"]
+
+PATCH_PARSERS_ENV = "IR_INCOMPLETE_PATCH_PARSERS"
+
+provider = ir_measures.providers.registry.get(IncompleteProvider.NAME)
+if not isinstance(provider, IncompleteProvider):
+    provider = IncompleteProvider()
+
+
+def _register_measures():
+    registry = ir_measures.measures.registry
+    for measure in ALL_MEASURES:
+        registry[measure.NAME] = measure
+        for module in (ir_measures, ir_measures.measures):
+            if hasattr(module, measure.NAME):
+                setattr(module, measure.NAME, measure)
+    pt_measures = sys.modules.get("pyterrier.measures")
+    if pt_measures is not None:
+        for measure in ALL_MEASURES:
+            setattr(pt_measures, measure.NAME, measure)
+
+
+def _guard(other):
+    if getattr(other.supports, "_ir_incomplete_guard", False):
+        return
+    original = other.supports
+
+    def supports(measure, _original=original):
+        if isinstance(measure, IncompleteMeasure) and not measure.is_builtin_equivalent():
+            return False
+        return _original(measure)
+
+    supports._ir_incomplete_guard = True
+    supports.__wrapped__ = original
+    other.supports = supports
+
+
+def _register_provider():
+    ir_measures.providers.registry[IncompleteProvider.NAME] = provider
+    for other in ir_measures.providers.registry.values():
+        if other is not provider:
+            _guard(other)
+    pipeline = ir_measures.DefaultPipeline.providers
+    if not any(p is provider for p in pipeline):
+        names = [getattr(p, "NAME", None) for p in pipeline]
+        index = names.index("runtime") + 1 if "runtime" in names else 0
+        pipeline.insert(index, provider)
+
+
+def activate(patch_parsers=None):
+    """Register measures and provider with ``ir_measures`` (idempotent; ``import ir_incomplete`` calls it).
+
+    ``patch_parsers``: wrap ``ir_measures.parse_measure``/``parse_trec_measure`` so that our measure
+    strings parse there too (and in ``pt.Experiment``). ``None`` reads ``IR_INCOMPLETE_PATCH_PARSERS``
+    (``0`` turns it off; default on); ``False`` removes an installed wrapper.
+    """
+    _register_measures()
+    _register_provider()
+    if patch_parsers is None:
+        patch_parsers = os.environ.get(PATCH_PARSERS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    if patch_parsers:
+        grammar.install_parsers()
+    else:
+        grammar.uninstall_parsers()
+    return provider

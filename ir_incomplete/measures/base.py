@@ -1,0 +1,223 @@
+"""Measure definitions: typed parameters, validation and canonical names.
+
+Every measure of ``ir_incomplete`` is an ``ir_measures.Measure`` subclass that
+
+* declares its parameters as :class:`Param` objects (type, default, allowed values, range, description),
+* validates them when the measure object is made (``ValueError`` naming the parameter and its choices,
+  never ``assert``),
+* prints as its canonical string: space free, parameters in declaration order, defaults omitted, so that
+  ``ir_incomplete.parse(repr(m)) == m``.
+
+Measures do not compute anything themselves: :meth:`IncompleteMeasure.compute` hands the ranked-code
+matrix (see :mod:`ir_incomplete.data`) to a kernel of :mod:`ir_incomplete.kernels`.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, Iterable, Optional, Tuple
+
+import ir_measures
+from ir_measures.measures.base import _NOT_PROVIDED
+
+NOT_PROVIDED = _NOT_PROVIDED
+
+__all__ = ["Param", "IncompleteMeasure", "NOT_PROVIDED", "canonical_float"]
+
+
+def canonical_float(value: float) -> float:
+    """Floats are stored as ``float``; ``2`` and ``2.0`` denote the same parameter value."""
+    return float(value)
+
+
+class Param(ir_measures.measures.ParamInfo):
+    """A typed measure parameter.
+
+    ``kind`` is one of
+
+    * ``"scalar"``: one value of ``dtype`` (``int``, ``float``, ``str`` or ``bool``), optionally restricted to
+      ``choices`` or to the range ``[minimum, maximum]`` (open ends with ``min_inclusive=False`` /
+      ``max_inclusive=False``);
+    * ``"distribution"``: a tuple of floats, each ≥ 0, summing to 1 (± ``1e-6``), e.g. ``g=0.1,0.9``.
+
+    ``allow_none`` admits ``None`` (written ``none`` in measure strings) as an explicit value.
+    """
+
+    def __init__(self, dtype, default=NOT_PROVIDED, desc: str = "", choices=NOT_PROVIDED,
+                 minimum=None, maximum=None, min_inclusive: bool = True, max_inclusive: bool = True,
+                 required: bool = False, kind: str = "scalar", allow_none: bool = False):
+        super().__init__(dtype=dtype, required=required, choices=choices, default=default, desc=desc)
+        self.minimum = minimum
+        self.maximum = maximum
+        self.min_inclusive = min_inclusive
+        self.max_inclusive = max_inclusive
+        self.kind = kind
+        self.allow_none = allow_none
+
+    # -- description used by error messages and by ``ir_incomplete measures`` --------------------------
+    def describe_allowed(self) -> str:
+        if self.kind == "distribution":
+            return "comma-separated probabilities >= 0 that sum to 1, e.g. 0.1,0.9"
+        if self.choices is not NOT_PROVIDED:
+            text = "one of " + ", ".join(str(c) for c in self.choices)
+        elif self.dtype is bool:
+            text = "True or False"
+        elif self.dtype in (int, float):
+            text = "an integer" if self.dtype is int else "a number"
+            lo = hi = ""
+            if self.minimum is not None:
+                lo = f"{'>=' if self.min_inclusive else '>'} {self.minimum}"
+            if self.maximum is not None:
+                hi = f"{'<=' if self.max_inclusive else '<'} {self.maximum}"
+            bounds = " and ".join(b for b in (lo, hi) if b)
+            if bounds:
+                text += " " + bounds
+        else:
+            text = f"a {self.dtype.__name__}"
+        if self.allow_none:
+            text += ", or none"
+        return text
+
+    def coerce(self, owner: str, name: str, value: Any) -> Any:
+        """Return the canonical form of ``value`` or raise ``ValueError`` naming ``owner``'s ``name``."""
+        def fail(reason: str):
+            raise ValueError(f"{owner}: invalid value {value!r} for parameter {name!r} ({reason}); "
+                             f"expected {self.describe_allowed()}")
+
+        if value is None or (isinstance(value, str) and value.lower() == "none" and self.allow_none):
+            if self.allow_none:
+                return None
+            fail("None is not allowed")
+        if self.kind == "distribution":
+            items = value if isinstance(value, (tuple, list)) else (value,)
+            out = []
+            for item in items:
+                if isinstance(item, bool) or not isinstance(item, (int, float)):
+                    fail(f"{item!r} is not a number")
+                item = float(item)
+                if not math.isfinite(item) or item < 0:
+                    fail(f"entry {item!r} is negative or not finite")
+                out.append(item)
+            if not out:
+                fail("empty")
+            total = math.fsum(out)
+            if abs(total - 1.0) > 1e-6:
+                fail(f"entries sum to {total!r}, not 1")
+            return tuple(out)
+        if self.dtype is bool:
+            if isinstance(value, bool):
+                return value
+            fail("not True or False")
+        if self.dtype is int:
+            if isinstance(value, bool):
+                fail("not an integer")
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int):
+                fail("not an integer")
+        elif self.dtype is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                fail("not a number")
+            value = canonical_float(value)
+            if not math.isfinite(value):
+                fail("not finite")
+        elif self.dtype is str:
+            if not isinstance(value, str):
+                fail("not a word")
+        if self.choices is not NOT_PROVIDED and value not in self.choices:
+            fail("not a valid choice")
+        if self.minimum is not None:
+            if value < self.minimum or (not self.min_inclusive and value == self.minimum):
+                fail("out of range")
+        if self.maximum is not None:
+            if value > self.maximum or (not self.max_inclusive and value == self.maximum):
+                fail("out of range")
+        return value
+
+    def validate(self, value) -> bool:  # ir_measures' interface (used by its providers' templates)
+        if value is NOT_PROVIDED:
+            return not self.required
+        try:
+            self.coerce("measure", "parameter", value)
+        except ValueError:
+            return False
+        return True
+
+
+class IncompleteMeasure(ir_measures.measures.Measure):
+    """Base class of every measure implemented by ``ir_incomplete``.
+
+    Subclasses set ``__name__``/``NAME``, ``SUPPORTED_PARAMS`` (an ordered dict of :class:`Param`; the
+    order is the canonical order of the string form), ``SHORT_DESC`` and a docstring that states the
+    formula, the paper and the conventions, and implement :meth:`compute`.
+
+    ``EXTENSION_PARAMS`` lists the parameters that the measure adds on top of an ``ir_measures`` built-in
+    of the same name (e.g. infAP's ``c``): a measure whose extension parameters all keep their defaults
+    is the built-in measure and stays with the built-in provider in ``ir_measures``' default pipeline.
+    ``None`` means the measure has no built-in twin at all.
+    """
+
+    _ir_incomplete = True
+    EXTENSION_PARAMS: Optional[Tuple[str, ...]] = None
+    SUPPORTED_PARAMS: Dict[str, Param] = {}
+    SHORT_DESC = ""
+
+    def __init__(self, **params):
+        owner = self.NAME or type(self).__name__
+        clean = {}
+        for name, value in params.items():
+            spec = self.SUPPORTED_PARAMS.get(name)
+            if spec is None:
+                valid = ", ".join(self._param_names_for_errors())
+                raise ValueError(f"{owner} has no parameter {name!r}; valid parameters: {valid}")
+            clean[name] = spec.coerce(owner, name, value)
+        missing = [n for n, s in self.SUPPORTED_PARAMS.items() if s.required and n not in clean]
+        if missing:
+            raise ValueError(f"{owner} needs parameter {missing[0]!r} "
+                             f"({self.SUPPORTED_PARAMS[missing[0]].describe_allowed()})"
+                             + (f", e.g. {self.EXAMPLE}" if getattr(self, "EXAMPLE", None) else ""))
+        # canonical order: the declaration order of SUPPORTED_PARAMS
+        ordered = {n: clean[n] for n in self.SUPPORTED_PARAMS if n in clean}
+        super().__init__(**ordered)
+        self.validated = True
+
+    @classmethod
+    def _param_names_for_errors(cls) -> Iterable[str]:
+        for name in cls.SUPPORTED_PARAMS:
+            yield f"{name} (@k)" if name == cls.AT_PARAM else name
+
+    # ir_measures calls this from Provider.supports(); our parameters are checked in __init__.
+    def validate_params(self):
+        self.validated = True
+
+    def __getitem__(self, key):
+        spec = self.SUPPORTED_PARAMS[key]
+        return self.params.get(key, spec.default)
+
+    def get(self, key):
+        """The value of parameter ``key`` (its default when not given; ``None`` for an absent cut-off)."""
+        value = self[key]
+        return None if value is NOT_PROVIDED else value
+
+    def non_default_params(self) -> Dict[str, Any]:
+        return {k: v for k, v in self.params.items() if v != self.SUPPORTED_PARAMS[k].default}
+
+    def is_builtin_equivalent(self) -> bool:
+        """True when every extension parameter keeps its default (the measure means the built-in one)."""
+        if self.EXTENSION_PARAMS is None:
+            return False
+        return not any(k in self.EXTENSION_PARAMS for k in self.non_default_params())
+
+    def __repr__(self):
+        from ir_incomplete.grammar import format_measure
+        at = self.params.get(self.AT_PARAM, None)
+        items = [(k, v) for k, v in self.non_default_params().items() if k != self.AT_PARAM]
+        return format_measure(self.NAME, items, at)
+
+    # -- computation -----------------------------------------------------------------------------------
+    def compute(self, ranked, qrels):
+        """Per-row values (``float64`` array, one per row of ``ranked``) of this measure.
+
+        ``ranked`` is a :class:`ir_incomplete.data.RankedLists`, ``qrels`` the
+        :class:`ir_incomplete.data.Qrels` it was built against.
+        """
+        raise NotImplementedError

@@ -1,0 +1,94 @@
+"""Layer 3b: the ``ir_measures`` provider that routes measures to our kernels.
+
+In ``ir_measures``' default pipeline the provider sits right after ``runtime`` and claims
+
+* every measure that only ``ir_incomplete`` defines (e.g. ``indAP``), and
+* built-in names that carry a parameter the built-in provider does not understand
+  (``infAP(c=1.5)``, ``infAP@10``, ``infAP(variant=uniform)``).
+
+Plain ``infAP`` stays with pytrec_eval there, but ``ir_measures.providers.registry['ir_incomplete']``
+computes it too when asked directly (that is how parity with pytrec_eval is proven).
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterable, Iterator, List
+
+import ir_measures
+from ir_measures import Metric
+
+from ir_incomplete.data import Qrels, rank_runs
+from ir_incomplete.measures import ALL_MEASURES, IncompleteMeasure
+
+__all__ = ["IncompleteProvider", "IncompleteEvaluator", "as_incomplete", "computable"]
+
+_BY_NAME: Dict[str, IncompleteMeasure] = {}
+
+
+def _by_name() -> Dict[str, IncompleteMeasure]:
+    if not _BY_NAME:
+        _BY_NAME.update({m.NAME: m for m in ALL_MEASURES})
+    return _BY_NAME
+
+
+def as_incomplete(measure) -> IncompleteMeasure:
+    """Our measure object for ``measure`` (a built-in object of a name we implement is converted,
+    keeping its parameters); ``ValueError`` when ``ir_incomplete`` does not compute it."""
+    if isinstance(measure, IncompleteMeasure):
+        return measure
+    ours = _by_name().get(getattr(measure, "NAME", None))
+    if ours is None:
+        names = ", ".join(sorted(_by_name()))
+        raise ValueError(f"ir_incomplete does not compute {measure!r}; it computes: {names}")
+    return type(ours)(**measure.params)
+
+
+def computable(measure) -> bool:
+    """True when ``ir_incomplete`` can compute ``measure`` (ours, or a built-in with a name we implement)."""
+    return isinstance(measure, IncompleteMeasure) or getattr(measure, "NAME", None) in _by_name()
+
+
+class IncompleteEvaluator(ir_measures.providers.Evaluator):
+    """Evaluates runs against qrels that were converted once."""
+
+    def __init__(self, measures: Iterable, qrels: Qrels, score_precision: str = "float32"):
+        measures = list(measures)
+        self._pairs = [(m, as_incomplete(m)) for m in measures]
+        self.qrels = qrels
+        self.score_precision = score_precision
+        super().__init__(measures, list(qrels.topic_ids))
+
+    def _iter_calc(self, run) -> Iterator[Metric]:
+        ranked = rank_runs({"run": run}, self.qrels, self.score_precision)
+        topics = self.qrels.topic_ids[ranked.topic_of_row]
+        for measure, ours in self._pairs:
+            values = ours.compute(ranked, self.qrels)
+            for qid, value in zip(topics.tolist(), values.tolist()):
+                yield Metric(query_id=qid, measure=measure, value=value)
+
+
+class IncompleteProvider(ir_measures.providers.Provider):
+    """Measures for incomplete relevance judgments (infAP with smoothing and variants, …).
+
+    ``negative`` chooses what a negative qrels grade means: ``"pooled_unjudged"`` (trec_eval, default)
+    or ``"zero"`` (judged nonrelevant); ``score_precision`` is ``"float32"`` (trec_eval 9, pytrec_eval,
+    default) or ``"float64"`` (trec_eval 10).
+    """
+
+    NAME = "ir_incomplete"
+
+    def __init__(self, negative: str = "pooled_unjudged", score_precision: str = "float32"):
+        super().__init__()
+        self.negative = negative
+        self.score_precision = score_precision
+
+    @property
+    def SUPPORTED_MEASURES(self) -> List[IncompleteMeasure]:  # listed for documentation
+        return list(ALL_MEASURES)
+
+    def supports(self, measure) -> bool:
+        """Claimed in a pipeline: our measures, except those equal to a built-in measure."""
+        return isinstance(measure, IncompleteMeasure) and not measure.is_builtin_equivalent()
+
+    def _evaluator(self, measures, qrels) -> IncompleteEvaluator:
+        return IncompleteEvaluator(measures, Qrels.from_any(qrels, negative=self.negative),
+                                   score_precision=self.score_precision)
