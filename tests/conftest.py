@@ -1,0 +1,87 @@
+"""Shared test fixtures: the spec's test vectors and the real TREC data in ``../shared``.
+
+Tests that need ``../shared`` skip with a clear reason when it is absent (e.g. in a user's fresh clone).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+SPEC_VECTORS = SHARED / "spec" / "test_vectors.json"
+DATA = SHARED / "data"
+COVID = DATA / "trec-covid-round1"
+ROBUST04 = DATA / "robust04"
+TREC_EVAL_TEST = DATA / "trec_eval-test"
+
+
+def _need(path: Path):
+    if not path.exists():
+        pytest.skip(f"{path.relative_to(ROOT.parent)} is absent (real data lives in ../shared beside the project)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def spec():
+    """The spec's test vectors: ``{"topics": {name: {"qrels":…, "run":…}}, "expected": [...]}``."""
+    _need(SPEC_VECTORS)
+    return json.loads(SPEC_VECTORS.read_text())
+
+
+def spec_cases(measure_names):
+    """``(topic, measure_string, value)`` of the spec vectors whose ``measure`` is in ``measure_names``
+    (for ``pytest.mark.parametrize``; empty when the spec is absent)."""
+    if not SPEC_VECTORS.exists():
+        return []
+    data = json.loads(SPEC_VECTORS.read_text())
+    return [(e["topic"], e["measure_string"], e["value"]) for e in data["expected"]
+            if e["measure"] in measure_names and e.get("measure_string")]
+
+
+def spec_topic(spec_data, topic):
+    """``(run, qrels)`` dict-of-dicts for one spec topic, with query id ``"q"``."""
+    t = spec_data["topics"][topic]
+    return {"q": dict(t["run"])}, {"q": dict(t["qrels"])}
+
+
+@pytest.fixture(scope="session")
+def covid():
+    """TREC-COVID round 1: ``{"qrels": DataFrame, "complete": DataFrame, "runs": {name: DataFrame}}``."""
+    from ir_incomplete.data import read_trec_qrels, read_trec_run
+    _need(COVID)
+    runs = {p.name[:-3]: read_trec_run(p) for p in sorted((COVID / "runs").glob("*.gz"))}
+    return {"qrels": read_trec_qrels(COVID / "qrels.round1.txt.gz"),
+            "complete": read_trec_qrels(COVID / "qrels.complete-topics1-30.txt.gz"),
+            "runs": runs}
+
+
+@pytest.fixture(scope="session")
+def robust04():
+    """Robust04: ``{"qrels": DataFrame, "runs": {name: DataFrame}}``."""
+    from ir_incomplete.data import read_trec_qrels, read_trec_run
+    _need(ROBUST04)
+    runs = {p.name.split(".gz")[0]: read_trec_run(p) for p in sorted((ROBUST04 / "runs").iterdir())}
+    return {"qrels": read_trec_qrels(ROBUST04 / "qrels.robust04.txt.gz"), "runs": runs}
+
+
+@pytest.fixture(scope="session")
+def trec_eval_test():
+    """Path of trec_eval's own test fixtures."""
+    return _need(TREC_EVAL_TEST)
+
+
+def pytrec_per_query(qrels_frame, run_frame, measures, relevance_level=1, judged_docs_only=False):
+    """pytrec_eval's per-query values ``{qid: {measure: value}}`` straight from DataFrames."""
+    import pytrec_eval
+    qrels = {}
+    for q, d, r in zip(qrels_frame["query_id"], qrels_frame["doc_id"], qrels_frame["relevance"]):
+        qrels.setdefault(str(q), {})[str(d)] = int(r)
+    run = {}
+    for q, d, s in zip(run_frame["query_id"], run_frame["doc_id"], run_frame["score"]):
+        run.setdefault(str(q), {})[str(d)] = float(s)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(measures), relevance_level=relevance_level,
+                                               judged_docs_only_flag=judged_docs_only)
+    return evaluator.evaluate(run)
