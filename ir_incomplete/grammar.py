@@ -1,0 +1,728 @@
+"""Measure strings: tokenizer, recursive-descent parser and canonical formatter.
+
+The grammar is a superset of the one ``ir_measures.parse_measure`` accepts, read by a small hand-written
+parser (never ``eval`` and never the Python ``ast`` module)::
+
+    measure := NAME [ '(' [ param (',' param)* [','] ] ')' ] [ '@' NUMBER ]
+    param   := NAME '=' value
+    value   := scalar (',' scalar)*                       -- comma continuation, see below
+             | '(' [ scalar (',' scalar)* [','] ] ')'     -- explicit tuple
+    scalar  := NUMBER | STRING | WORD ('+' WORD)* | dict
+    dict    := '{' [ scalar ':' scalar (',' scalar ':' scalar)* [','] ] '}'
+
+    NUMBER  := [+-] digits [ '.' digits ] [ exponent ]  (also '.5', '1.', '1e-5');
+               an int unless it has a '.' or an exponent, then a float
+    STRING  := '...' or "..." with backslash escapes (\\\\ \\' \\" \\n \\t \\r \\xNN \\uNNNN \\UNNNNNNNN)
+    WORD    := a letter or '_' (any script), then letters, digits, '_' and inner '-': uniform, exp-log2
+
+*Comma continuation*: after a value, a ``,`` that is not followed by ``NAME '='`` (nor by the closing
+``)``) continues a tuple, so ``xGAP(g=0.1,0.9,unjudged=condensed)`` gives ``g=(0.1, 0.9)`` and
+``unjudged='condensed'``. The words ``True``, ``False`` and ``None`` are the Python constants; ``pool+run``
+is the one string ``'pool+run'``; every other bare word is a string. Whitespace between tokens is ignored.
+
+:func:`format_measure` writes the canonical, space-free form that reads back to the same value
+(``parse_parts(format_measure(n, items, at)) == (n, dict(items), at)``); ``None`` is written ``none``.
+
+:func:`install_parsers` makes ``ir_measures.parse_measure`` and ``ir_measures.parse_trec_measure`` try
+their original implementation first and fall back to :func:`parse`.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import threading
+from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+import ir_measures
+
+__all__ = [
+    "MeasureSyntaxError", "UnknownMeasureError", "Token", "tokenize", "parse_parts", "format_value",
+    "format_measure", "parse", "parse_measure", "install_parsers", "uninstall_parsers", "parsers_installed",
+]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------------------------
+class MeasureSyntaxError(ValueError):
+    """A measure string that does not follow the grammar.
+
+    The message names the whole input, the offending token and its 0-based position, and what was
+    expected there, e.g. ``cannot parse measure 'infAP(c=1.5': expected ',' or ')' at position 11 (end of
+    input)``. The parts are also available as attributes: ``text`` (the input), ``position``, ``token``
+    (the offending token's text, ``None`` at the end of the input) and ``expected`` (or ``None``).
+    """
+
+    def __init__(self, text: str, position: int, detail: str, token: Optional[str] = None,
+                 expected: Optional[str] = None):
+        self.text = text
+        self.position = position
+        self.detail = detail
+        self.token = token
+        self.expected = expected
+        super().__init__(f"cannot parse measure {text!r}: {detail}")
+
+    def __reduce__(self):  # keep the error picklable (e.g. across worker processes)
+        return (type(self), (self.text, self.position, self.detail, self.token, self.expected))
+
+
+class UnknownMeasureError(NameError, ValueError):
+    """A measure name that is not in ``ir_measures.measures.registry``.
+
+    It is a ``NameError`` (what ``ir_measures.parse_measure`` raises for unknown names) and also a
+    ``ValueError``, so callers that catch ``ValueError`` for unusable measure strings (as
+    ``ir_measures.parse_trec_measure`` does for its nicknames) keep working. ``name`` holds the unknown
+    name and ``suggestions`` the close matches.
+    """
+
+    def __init__(self, message: str, name: Optional[str] = None, suggestions: Sequence[str] = ()):
+        super().__init__(message)
+        self.name = name
+        self.suggestions = tuple(suggestions)
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.name, self.suggestions))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# tokenizer
+# ---------------------------------------------------------------------------------------------------------
+class Token(NamedTuple):
+    """One token of a measure string.
+
+    ``kind`` is ``'WORD'``, ``'NUMBER'``, ``'STRING'``, ``'OP'`` (one of ``( ) , = @ { } : +``) or
+    ``'END'``; ``text`` is the token as written, ``value`` its meaning (the number, the decoded string, the
+    word, or ``True``/``False``/``None`` for those words; the operator itself for ``OP``; ``None`` for
+    ``END``) and ``pos`` the 0-based position of its first character.
+    """
+    kind: str
+    text: str
+    value: Any
+    pos: int
+
+
+_WORD_RE = r"[^\W\d]\w*(?:-\w+)*"
+_WORD = re.compile(_WORD_RE)
+_WORDS_FULL = re.compile(rf"{_WORD_RE}(?:\+{_WORD_RE})*\Z")
+_NAME_FULL = re.compile(rf"{_WORD_RE}\Z")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_SPACE = re.compile(r"\s+")
+_OPERATORS = frozenset("(),=@{}:+")
+_KEYWORDS = {"True": True, "False": False, "None": None}
+_SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r"}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+def _read_string(text: str, start: int) -> Tuple[str, int]:
+    """Decode the quoted string that starts at ``start``; return it and the index after its closing quote."""
+    quote = text[start]
+    out: List[str] = []
+    i = start + 1
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == quote:
+            return "".join(out), i + 1
+        if ch != "\\":
+            out.append(ch)
+            i += 1
+            continue
+        if i + 1 >= n:
+            break
+        code = text[i + 1]
+        if code in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[code])
+            i += 2
+            continue
+        width = _HEX_ESCAPES.get(code)
+        digits = text[i + 2:i + 2 + width] if width else ""
+        if width and len(digits) == width and all(c in "0123456789abcdefABCDEF" for c in digits) \
+                and int(digits, 16) <= 0x10FFFF:
+            out.append(chr(int(digits, 16)))
+            i += 2 + width
+            continue
+        bad = text[i:i + 2 + (width or 0)]
+        raise MeasureSyntaxError(text, i, f"invalid escape {bad!r} at position {i}", token=bad,
+                                 expected="one of \\\\ \\' \\\" \\n \\t \\r \\xNN \\uNNNN \\UNNNNNNNN")
+    raise MeasureSyntaxError(text, start, f"unterminated string starting at position {start}",
+                             token=text[start:], expected=f"closing {quote}")
+
+
+def tokenize(text: str) -> List[Token]:
+    """Split a measure string into :class:`Token` objects, ending with one ``END`` token.
+
+    Raises :class:`MeasureSyntaxError` for a character that starts no token (``unexpected '%' at position
+    5``), an unterminated string or an invalid escape.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"a measure string must be a str, not {type(text).__name__}")
+    tokens: List[Token] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        space = _SPACE.match(text, i)
+        if space:
+            i = space.end()
+            continue
+        ch = text[i]
+        number = _NUMBER.match(text, i)
+        if number:
+            raw = number.group()
+            is_float = any(c in raw for c in ".eE")
+            tokens.append(Token("NUMBER", raw, float(raw) if is_float else int(raw), i))
+            i = number.end()
+            continue
+        word = _WORD.match(text, i)
+        if word:
+            raw = word.group()
+            tokens.append(Token("WORD", raw, _KEYWORDS.get(raw, raw), i))
+            i = word.end()
+            continue
+        if ch in "'\"":
+            value, end = _read_string(text, i)
+            tokens.append(Token("STRING", text[i:end], value, i))
+            i = end
+            continue
+        if ch in _OPERATORS:
+            tokens.append(Token("OP", ch, ch, i))
+            i += 1
+            continue
+        raise MeasureSyntaxError(text, i, f"unexpected {ch!r} at position {i}", token=ch)
+    tokens.append(Token("END", "", None, n))
+    return tokens
+
+
+# ---------------------------------------------------------------------------------------------------------
+# parser
+# ---------------------------------------------------------------------------------------------------------
+def _is_hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+class _Parser:
+    """Recursive descent over the token list of one measure string."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = tokenize(text)
+        self.index = 0
+
+    # -- helpers ---------------------------------------------------------------------------------------
+    def peek(self, ahead: int = 0) -> Token:
+        return self.tokens[min(self.index + ahead, len(self.tokens) - 1)]
+
+    def is_op(self, op: str, ahead: int = 0) -> bool:
+        tok = self.peek(ahead)
+        return tok.kind == "OP" and tok.text == op
+
+    def advance(self) -> Token:
+        tok = self.peek()
+        if tok.kind != "END":
+            self.index += 1
+        return tok
+
+    def fail(self, expected: str, tok: Optional[Token] = None):
+        tok = tok or self.peek()
+        if tok.kind == "END":
+            detail = f"expected {expected} at position {tok.pos} (end of input)"
+            raise MeasureSyntaxError(self.text, tok.pos, detail, token=None, expected=expected)
+        detail = f"expected {expected}, got {tok.text!r} at position {tok.pos}"
+        raise MeasureSyntaxError(self.text, tok.pos, detail, token=tok.text, expected=expected)
+
+    def expect_op(self, op: str, expected: Optional[str] = None) -> Token:
+        if not self.is_op(op):
+            self.fail(expected or repr(op))
+        return self.advance()
+
+    def starts_param(self, ahead: int = 0) -> bool:
+        return self.peek(ahead).kind == "WORD" and self.is_op("=", ahead + 1)
+
+    # -- grammar ---------------------------------------------------------------------------------------
+    def measure(self) -> Tuple[str, Dict[str, Any], Any]:
+        name_tok = self.peek()
+        if name_tok.kind != "WORD":
+            self.fail("a measure name")
+        self.advance()
+        params: Dict[str, Any] = {}
+        after_name = "'(', '@' or end of input"
+        if self.is_op("("):
+            self.advance()
+            after_name = "'@' or end of input"
+            if self.is_op(")"):
+                self.advance()
+            else:
+                while True:
+                    self.param(params)
+                    if self.is_op(","):
+                        self.advance()
+                        if self.is_op(")"):  # trailing comma
+                            self.advance()
+                            break
+                        if not self.starts_param():
+                            self.fail("a parameter (name=value) or ')'")
+                        continue
+                    if self.is_op(")"):
+                        self.advance()
+                        break
+                    self.fail("',' or ')'")
+        at = None
+        if self.is_op("@"):
+            self.advance()
+            tok = self.peek()
+            if tok.kind != "NUMBER":
+                self.fail("a number after '@'")
+            self.advance()
+            at = tok.value
+            after_name = "end of input"
+        if self.peek().kind != "END":
+            self.fail(after_name)
+        return name_tok.text, params, at
+
+    def param(self, params: Dict[str, Any]) -> None:
+        name_tok = self.peek()
+        if name_tok.kind != "WORD":
+            self.fail("a parameter name" if params else "a parameter name or ')'")
+        if name_tok.text in params:
+            raise MeasureSyntaxError(
+                self.text, name_tok.pos,
+                f"duplicate parameter {name_tok.text!r} at position {name_tok.pos}",
+                token=name_tok.text, expected="each parameter at most once")
+        self.advance()
+        self.expect_op("=", f"'=' after parameter {name_tok.text!r}")
+        params[name_tok.text] = self.value()
+
+    def value(self) -> Any:
+        if self.is_op("("):
+            return self.explicit_tuple()
+        items = [self.scalar()]
+        # comma continuation: ',' not followed by `NAME '='` (a new parameter) nor by ')' (trailing comma)
+        while self.is_op(",") and not self.starts_param(1) and not self.is_op(")", 1):
+            self.advance()
+            items.append(self.scalar("a value or a parameter (name=value)"))
+        return items[0] if len(items) == 1 else tuple(items)
+
+    def explicit_tuple(self) -> tuple:
+        self.expect_op("(")
+        items: List[Any] = []
+        if self.is_op(")"):
+            self.advance()
+            return ()
+        while True:
+            items.append(self.scalar())
+            if self.is_op(","):
+                self.advance()
+                if self.is_op(")"):
+                    self.advance()
+                    break
+                continue
+            if self.is_op(")"):
+                self.advance()
+                break
+            self.fail("',' or ')'")
+        return tuple(items)
+
+    def scalar(self, expected: str = "a value") -> Any:
+        tok = self.peek()
+        if tok.kind in ("NUMBER", "STRING"):
+            self.advance()
+            return tok.value
+        if tok.kind == "WORD":
+            self.advance()
+            if not self.is_op("+"):
+                return tok.value
+            words = [tok.text]
+            while self.is_op("+"):
+                self.advance()
+                nxt = self.peek()
+                if nxt.kind != "WORD":
+                    self.fail("a word after '+'")
+                self.advance()
+                words.append(nxt.text)
+            return "+".join(words)
+        if self.is_op("{"):
+            return self.dictionary()
+        self.fail(expected)
+
+    def dictionary(self) -> dict:
+        self.expect_op("{")
+        out: Dict[Any, Any] = {}
+        if self.is_op("}"):
+            self.advance()
+            return out
+        while True:
+            key_tok = self.peek()
+            key = self.scalar("a key")
+            if not _is_hashable(key):
+                raise MeasureSyntaxError(self.text, key_tok.pos,
+                                         f"a dict cannot be a key (position {key_tok.pos})",
+                                         token=key_tok.text, expected="a number, word or string key")
+            if key in out:
+                raise MeasureSyntaxError(self.text, key_tok.pos,
+                                         f"duplicate key {key!r} at position {key_tok.pos}",
+                                         token=key_tok.text, expected="each key at most once")
+            self.expect_op(":", "':'")
+            out[key] = self.scalar()
+            if self.is_op(","):
+                self.advance()
+                if self.is_op("}"):
+                    self.advance()
+                    break
+                continue
+            if self.is_op("}"):
+                self.advance()
+                break
+            self.fail("',' or '}'")
+        return out
+
+
+def parse_parts(text: str) -> Tuple[str, Dict[str, Any], Any]:
+    """Parse a measure string into ``(name, params, at)`` without looking the name up.
+
+    ``params`` keeps the order of the string; ``at`` is the number after ``@`` or ``None``.
+    ``parse_parts("xGAP(g=0.1,0.9)@5") == ('xGAP', {'g': (0.1, 0.9)}, 5)``.
+    Raises :class:`MeasureSyntaxError` (a ``ValueError``) for malformed input and for a parameter given
+    twice.
+    """
+    return _Parser(text).measure()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# formatter
+# ---------------------------------------------------------------------------------------------------------
+def _quote(text: str) -> str:
+    out = ["'"]
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == "'":
+            out.append("\\'")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch.isspace() or not ch.isprintable():
+            code = ord(ch)
+            if code <= 0xFF:
+                out.append(f"\\x{code:02x}")
+            elif code <= 0xFFFF:
+                out.append(f"\\u{code:04x}")
+            else:
+                out.append(f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    out.append("'")
+    return "".join(out)
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _format_scalar(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and getattr(dtype, "kind", None) == "b":  # numpy booleans
+        return "True" if bool(value) else "False"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        if math.isfinite(number) and number.is_integer() and abs(number) < 1e15:
+            return str(int(number))
+        return repr(number)
+    if isinstance(value, str):
+        if _WORDS_FULL.match(value) and value not in _KEYWORDS and not _looks_numeric(value):
+            return value
+        return _quote(value)
+    if isinstance(value, dict):
+        items = list(value.items())
+        try:
+            items.sort(key=lambda kv: kv[0])
+        except TypeError:
+            items.sort(key=lambda kv: _format_key(kv[0]))
+        return "{" + ",".join(f"{_format_key(k)}:{_format_scalar(v)}" for k, v in items) + "}"
+    if isinstance(value, (tuple, list)):
+        raise ValueError(f"cannot write the nested sequence {value!r} in a measure string")
+    raise TypeError(f"cannot write a value of type {type(value).__name__} in a measure string: {value!r}")
+
+
+def _format_key(key: Any) -> str:
+    if isinstance(key, dict):
+        raise ValueError(f"cannot write the dict key {key!r} in a measure string")
+    return _format_scalar(key)
+
+
+def format_value(value: Any) -> str:
+    """The canonical, space-free text of one parameter value; :func:`parse_parts` reads it back.
+
+    * ``True``/``False``; ``None`` is written ``none`` (it reads back as the string ``'none'``, which
+      ``Param.coerce`` turns into ``None`` for parameters that allow it);
+    * ints as decimal; floats as ``3`` when finite, integral and ``abs < 1e15``, else ``repr`` (``2.5``,
+      ``1e-05``; non-finite floats give ``inf``/``nan``, which read back as words);
+    * strings as a bare word when they match ``WORD('+'WORD)*`` and are neither ``True``/``False``/``None``
+      nor number-like (``inf``), else single-quoted with backslash escapes; whitespace and unprintable
+      characters are escaped too (``'a\\x20b'``) so that the result never contains a space;
+    * tuples/lists: 2+ items comma-joined (``0.1,0.9``), one item ``(x,)``, none ``()``; items must be
+      scalars (nested sequences raise ``ValueError``);
+    * dicts as ``{k:v,...}`` sorted by key.
+
+    Other types raise ``TypeError``.
+    """
+    if isinstance(value, (tuple, list)):
+        parts = [_format_scalar(item) for item in value]
+        if not parts:
+            return "()"
+        if len(parts) == 1:
+            return f"({parts[0]},)"
+        return ",".join(parts)
+    return _format_scalar(value)
+
+
+def format_measure(name: str, items: Iterable[Tuple[str, Any]] = (), at: Any = None) -> str:
+    """The canonical string of a measure: ``name``, ``(k=v,...)`` when ``items`` is non-empty (in the
+    given order) and ``@at`` when ``at`` is not ``None``; no spaces anywhere.
+
+    ``format_measure('xGAP', [('g', (0.1, 0.9))], 5) == 'xGAP(g=0.1,0.9)@5'``. Names and keys must be
+    words (``ValueError`` otherwise).
+    """
+    if not isinstance(name, str) or not _NAME_FULL.match(name):
+        raise ValueError(f"invalid measure name {name!r}")
+    parts = []
+    for key, value in items:
+        if not isinstance(key, str) or not _NAME_FULL.match(key):
+            raise ValueError(f"{name}: invalid parameter name {key!r}")
+        parts.append(f"{key}={format_value(value)}")
+    result = name
+    if parts:
+        result += "(" + ",".join(parts) + ")"
+    if at is not None:
+        result += "@" + format_value(at)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# measure objects
+# ---------------------------------------------------------------------------------------------------------
+def _registry() -> dict:
+    return ir_measures.measures.registry
+
+
+def _unknown_measure(name: str, registry: dict) -> UnknownMeasureError:
+    import difflib  # only needed on this error path
+
+    names = sorted(registry)
+    folded = [n for n in names if n.lower() == name.lower()]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    suggestions = folded + [n for n in close if n not in folded]
+    message = f"unknown measure {name!r}"
+    if suggestions:
+        message += f"; did you mean {' or '.join(repr(s) for s in suggestions)}?"
+    message += f"; valid measures: {', '.join(names)}"
+    return UnknownMeasureError(message, name=name, suggestions=suggestions)
+
+
+def _param_names(measure) -> str:
+    names = [f"{n} (@)" if n == measure.AT_PARAM else n for n in measure.SUPPORTED_PARAMS]
+    return ", ".join(names) if names else "none"
+
+
+def _describe(info) -> str:
+    choices = getattr(info, "choices", None)
+    if choices is not None and choices is not _not_provided():
+        return "one of " + ", ".join(str(c) for c in choices)
+    dtype = getattr(info, "dtype", None)
+    if dtype is bool:
+        return "True or False"
+    if dtype is int:
+        return "an integer"
+    if dtype is float:
+        return "a number"
+    if isinstance(dtype, type):
+        return f"a {dtype.__name__}"
+    return "a value"
+
+
+def _not_provided():
+    return ir_measures.measures.base._NOT_PROVIDED
+
+
+def _coerce_builtin(name: str, key: str, value: Any, info) -> Any:
+    """Check (and convert) one parameter value of an ``ir_measures`` built-in measure."""
+    def fail(reason: str):
+        desc = getattr(info, "desc", None)
+        about = f" ({desc})" if desc else ""
+        raise ValueError(f"{name}: invalid value {value!r} for parameter {key!r}{about}: {reason}; "
+                         f"expected {_describe(info)}")
+
+    dtype = getattr(info, "dtype", None)
+    if dtype is bool:
+        if not isinstance(value, bool):
+            fail("not True or False")
+    elif dtype is int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            fail("not an integer")
+    elif dtype is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fail("not a number")
+        value = float(value)
+    elif isinstance(dtype, type) and not isinstance(value, dtype):
+        fail(f"not a {dtype.__name__}")
+    choices = getattr(info, "choices", _not_provided())
+    if choices is not _not_provided() and choices is not None and value not in choices:
+        fail("not a valid choice")
+    return value
+
+
+def _validate_builtin(name: str, measure, params: Dict[str, Any], at_given: bool) -> Dict[str, Any]:
+    supported = getattr(measure, "SUPPORTED_PARAMS", {}) or {}
+    clean: Dict[str, Any] = {}
+    for key, value in params.items():
+        info = supported.get(key)
+        if info is None:
+            if at_given and key == measure.AT_PARAM:
+                raise ValueError(f"{name} takes no @ value (it has no parameter {key!r}); "
+                                 f"valid parameters: {_param_names(measure)}")
+            raise ValueError(f"{name} has no parameter {key!r}; valid parameters: {_param_names(measure)}")
+        clean[key] = _coerce_builtin(name, key, value, info)
+    return clean
+
+
+def parse(text) -> "ir_measures.Measure":
+    """Parse a measure string into an ``ir_measures.Measure`` (a ``Measure`` is returned unchanged).
+
+    The name is looked up in ``ir_measures.measures.registry`` at call time; an unknown name raises
+    :class:`UnknownMeasureError` (a ``NameError``) with close matches and the list of valid names. The
+    measure is built as ``registry[name](**params)``, with ``@x`` setting the measure's ``AT_PARAM``.
+    Measures of this package validate their parameters themselves (their ``ValueError`` propagates);
+    ``ir_measures`` built-ins are checked here: an unknown parameter or a value of the wrong type or
+    outside the choices raises ``ValueError`` naming the measure and the parameter (ints are accepted
+    where floats are expected, and integral floats where ints are). Required parameters are not
+    enforced, as in ``ir_measures`` (``P`` alone is the family of precision cut-offs).
+    """
+    if isinstance(text, ir_measures.Measure):
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"a measure string must be a str, not {type(text).__name__}")
+    name, params, at = parse_parts(text)
+    registry = _registry()
+    measure = registry.get(name)
+    if measure is None:
+        raise _unknown_measure(name, registry)
+    at_param = getattr(measure, "AT_PARAM", "cutoff")
+    if at is not None:
+        if at_param in params:
+            raise ValueError(f"{name}: parameter {at_param!r} given twice (as {at_param}= and as @{at})")
+        params[at_param] = at
+    if not getattr(measure, "_ir_incomplete", False):
+        params = _validate_builtin(name, measure, params, at is not None)
+    return measure(**params)
+
+
+parse_measure = parse
+
+
+# ---------------------------------------------------------------------------------------------------------
+# patching ir_measures' parsers: original first, then ours
+# ---------------------------------------------------------------------------------------------------------
+#: (module name, attribute) -> the function that was bound there before :func:`install_parsers`
+_ORIGINALS: Dict[Tuple[str, str], Any] = {}
+_TARGETS = (
+    ("ir_measures", "parse_measure", "measure"),
+    ("ir_measures.util", "parse_measure", "measure"),
+    ("ir_measures", "parse_trec_measure", "trec"),
+    ("ir_measures.util", "parse_trec_measure", "trec"),
+)
+_LOCK = threading.Lock()
+_WRAPPER_FLAG = "_ir_incomplete_wrapper"
+
+
+def _module(name: str):
+    return ir_measures if name == "ir_measures" else ir_measures.util
+
+
+def _wrap_parse_measure(original):
+    def parse_measure(measure):
+        try:
+            return original(measure)
+        except Exception as upstream:
+            try:
+                return parse(measure)
+            except Exception as ours:
+                raise ours from upstream
+    parse_measure.__doc__ = (
+        "Parse a measure string: ``ir_measures``' own ``parse_measure`` first and, when it fails, the "
+        "grammar of :mod:`ir_incomplete.grammar` (whose error is raised if both fail).")
+    return parse_measure
+
+
+def _wrap_parse_trec_measure(original):
+    def parse_trec_measure(measure):
+        try:
+            return original(measure)
+        except Exception as upstream:
+            try:
+                return [parse(measure)]
+            except Exception as ours:
+                raise ours from upstream
+    parse_trec_measure.__doc__ = (
+        "Parse a trec_eval measure name into a list of measures: ``ir_measures``' own "
+        "``parse_trec_measure`` first (so ``map``, ``P``, ``ndcg_cut_10`` keep their meaning) and, when it "
+        "fails, ``[parse(measure)]`` with :mod:`ir_incomplete.grammar` (whose error is raised if both fail).")
+    return parse_trec_measure
+
+
+def install_parsers() -> None:
+    """Rebind ``ir_measures.parse_measure``, ``ir_measures.util.parse_measure``,
+    ``ir_measures.parse_trec_measure`` and ``ir_measures.util.parse_trec_measure`` to wrappers that call
+    the original function first and fall back to :func:`parse` when it raises.
+
+    Idempotent: attributes that already hold one of our wrappers are left alone. The wrappers carry the
+    original as ``__wrapped__``; :func:`uninstall_parsers` puts the originals back.
+    """
+    with _LOCK:
+        wrappers: Dict[int, Any] = {}  # one wrapper per original, so aliases stay identical
+        for module_name, attr, kind in _TARGETS:
+            module = _module(module_name)
+            current = getattr(module, attr)
+            if getattr(current, _WRAPPER_FLAG, False):
+                continue
+            wrapper = wrappers.get(id(current))
+            if wrapper is None:
+                factory = _wrap_parse_measure if kind == "measure" else _wrap_parse_trec_measure
+                wrapper = factory(current)
+                wrapper.__wrapped__ = current
+                setattr(wrapper, _WRAPPER_FLAG, True)
+                wrappers[id(current)] = wrapper
+            _ORIGINALS[(module_name, attr)] = current
+            setattr(module, attr, wrapper)
+
+
+def uninstall_parsers() -> None:
+    """Restore the parser functions that :func:`install_parsers` replaced (no-op when not installed)."""
+    with _LOCK:
+        for (module_name, attr), original in list(_ORIGINALS.items()):
+            module = _module(module_name)
+            if getattr(getattr(module, attr), _WRAPPER_FLAG, False):
+                setattr(module, attr, original)
+            del _ORIGINALS[(module_name, attr)]
+
+
+def parsers_installed() -> bool:
+    """True when all four ``ir_measures`` parser attributes hold the wrappers of :func:`install_parsers`."""
+    return all(getattr(getattr(_module(m), a), _WRAPPER_FLAG, False) for m, a, _ in _TARGETS)
