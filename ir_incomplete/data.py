@@ -84,12 +84,15 @@ def _ids(values, what: str) -> np.ndarray:
     """An object array of ``str`` ids (numbers are turned into their decimal text)."""
     arr = np.asarray(values) if not isinstance(values, (pd.Series, pd.Index)) else values.to_numpy()
     if arr.dtype != object:
-        arr = arr.astype(str).astype(object)
-    elif len(arr) and not isinstance(arr[0], str):
-        arr = np.array([str(v) for v in arr], dtype=object)
-    if len(arr) and pd.isna(arr).any():
-        raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(pd.isna(arr))[0])})")
-    return arr
+        if arr.dtype.kind == "f" and np.isnan(arr).any():
+            raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(np.isnan(arr))[0])})")
+        return arr.astype(str).astype(object)
+    if len(arr) == 0 or pd.api.types.infer_dtype(arr, skipna=False) == "string":
+        return arr  # all str, none missing: one C pass
+    missing = pd.isna(arr)
+    if missing.any():
+        raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(missing)[0])})")
+    return np.array([str(v) for v in arr], dtype=object)
 
 
 def _frame_columns(frame: pd.DataFrame, spec, kind: str):
