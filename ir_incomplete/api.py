@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Union
 
 import numpy as np
-import pandas as pd
+from ir_incomplete._lazy import pandas as pd
 
 from ir_incomplete.data import Qrels, rank_runs, run_columns, read_trec_run
 from ir_incomplete.provider import as_incomplete, computable

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
-import pandas as pd
+from ir_incomplete._lazy import pandas as pd
 
 __all__ = [
     "POOLED_UNJUDGED", "UNPOOLED", "PAD", "NEGATIVE_POLICIES", "SCORE_PRECISIONS",
