@@ -1,0 +1,7 @@
+"""``python -m ir_incomplete``: the ``ir_incomplete`` command line (see :mod:`ir_incomplete.cli`)."""
+import sys
+
+from ir_incomplete.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,541 @@
+"""The ``ir_incomplete`` command line (also ``python -m ir_incomplete``).
+
+Evaluation (the ``ir_measures`` command line with this package's measures loaded, plus several runs at
+once)::
+
+    ir_incomplete QRELS RUN [RUN ...] MEASURE [MEASURE ...] [-q] [-n] [-p PLACES] [-o tsv|jsonl]
+                  [--negative pooled_unjudged|zero] [--score-precision float32|float64]
+
+After ``QRELS``, the leading arguments that name existing files or directories are runs (a directory
+stands for every non-hidden file in it; a run is named after its file, without ``.gz``); the remaining
+arguments are measure strings. One argument may hold several measures separated by whitespace
+(``'AP P@5'``), as with ``ir_measures``. With exactly one run the output is exactly ``ir_measures``'
+(``measure<TAB>value``; with ``-q`` ``query_id<TAB>measure<TAB>value`` followed by the ``all`` summary
+lines unless ``-n``); with several runs the run name comes first on each line (and as a ``"run"`` key
+in ``jsonl``). Measures are printed in their canonical form (their ``repr``).
+
+Subcommands::
+
+    ir_incomplete measures [--format text|markdown]   every measure, its parameters and defaults
+    ir_incomplete robustness ...                       judgment-degradation experiments
+
+Exit codes: 0 success; 2 usage errors (bad options, a bad measure string, a missing file); 1 data
+errors (an unreadable file, malformed qrels or run). Errors are one line on stderr:
+``ir_incomplete: error: <message>``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Callable, Dict, List, Optional, Sequence
+
+__all__ = ["main", "evaluation_main", "measures_main", "robustness_main", "SUBCOMMANDS",
+           "split_measure_args"]
+
+PROG = "ir_incomplete"
+DEFAULT_PLACES = 4
+SUMMARY_QID = "all"
+OUTPUT_FORMATS = ("tsv", "jsonl")
+EXIT_DATA = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """An error reported as one ``ir_incomplete: error: ...`` line (``usage`` also prints the usage)."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE, usage: Optional[str] = None):
+        super().__init__(message)
+        self.code = code
+        self.usage = usage
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that raises :class:`CliError` instead of exiting, so that :func:`main`
+    returns the exit code."""
+
+    def error(self, message):
+        raise CliError(message, EXIT_USAGE, usage=self.format_usage())
+
+    def exit(self, status=0, message=None):
+        if message:
+            sys.stderr.write(message)
+        raise _Exit(status)
+
+
+class _Exit(Exception):
+    def __init__(self, status: int):
+        super().__init__(status)
+        self.status = status
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+def _report(error: CliError) -> int:
+    if error.usage:
+        sys.stderr.write(error.usage)
+    sys.stderr.write(f"{PROG}: error: {_one_line(error)}\n")
+    return error.code
+
+
+# ---------------------------------------------------------------------------------------------------
+# measure arguments
+# ---------------------------------------------------------------------------------------------------
+_OPEN = {"(": ")", "{": "}", "[": "]"}
+
+
+def split_measure_args(args: Sequence[str]) -> List[str]:
+    """Split measure arguments on whitespace that lies outside brackets and quotes.
+
+    ``['AP P@5', 'infAP(c=1.5, eps=1e-4)']`` gives ``['AP', 'P@5', 'infAP(c=1.5, eps=1e-4)']`` (plain
+    whitespace splitting, as ``ir_measures``' command line does, would cut the last one in two).
+    """
+    out: List[str] = []
+    for arg in args:
+        depth, quote, current = 0, None, []
+        i = 0
+        while i < len(arg):
+            ch = arg[i]
+            if quote:
+                current.append(ch)
+                if ch == "\\" and i + 1 < len(arg):
+                    current.append(arg[i + 1])
+                    i += 1
+                elif ch == quote:
+                    quote = None
+            elif ch in "'\"":
+                quote = ch
+                current.append(ch)
+            elif ch in _OPEN:
+                depth += 1
+                current.append(ch)
+            elif ch in _OPEN.values():
+                depth = max(depth - 1, 0)
+                current.append(ch)
+            elif ch.isspace() and depth == 0:
+                if current:
+                    out.append("".join(current))
+                current = []
+            else:
+                current.append(ch)
+            i += 1
+        if current:
+            out.append("".join(current))
+    return out
+
+
+def _parse_measures(args: Sequence[str]) -> list:
+    """Measure objects of the measure arguments, without duplicates, in order (``CliError`` code 2)."""
+    from ir_incomplete.grammar import parse
+
+    tokens = split_measure_args(args)
+    if not tokens:
+        raise CliError("no measures given (e.g. 'AP' 'infAP(c=1.5)@10'); see 'ir_incomplete measures'")
+    measures = []
+    for token in tokens:
+        try:
+            measure = parse(token)
+        except (ValueError, NameError) as exc:
+            message = _one_line(exc)
+            if token not in message:
+                message = f"measure {token!r}: {message}"
+            if ("/" in token or os.sep in token) and "(" not in token:
+                message += " (no file or directory of that name exists either)"
+            raise CliError(message, EXIT_USAGE) from None
+        if measure not in measures:
+            measures.append(measure)
+    return measures
+
+
+# ---------------------------------------------------------------------------------------------------
+# evaluation
+# ---------------------------------------------------------------------------------------------------
+_DESCRIPTION = """\
+Evaluate one or several TREC runs with ir_measures' measures and ir_incomplete's measures for incomplete
+judgments (e.g. infAP(c=1.5)@10). After QRELS, every argument that names an existing file or directory
+is a run (a directory stands for all files in it); the remaining arguments are measure strings (one
+argument may hold several, separated by spaces: 'AP P@5').
+
+subcommands:
+  ir_incomplete measures [--format text|markdown]
+                        list every ir_incomplete measure with its parameters, defaults and a description
+  ir_incomplete robustness ...
+                        judgment-degradation experiments (see 'ir_incomplete robustness --help')
+"""
+
+_EPILOG = """\
+With one run the output is that of the ir_measures command line (measure, value; with -q:
+query_id, measure, value and the 'all' summary lines); with several runs the run name comes first.
+Exit codes: 0 success, 2 usage error (bad option or measure string, missing file), 1 unreadable or
+malformed qrels/run. A qrels file named like a subcommand can be given as ./measures.
+"""
+
+
+def _evaluation_parser() -> _Parser:
+    parser = _Parser(
+        prog=PROG,
+        usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n"
+              f"       {PROG} {{measures,robustness}} ...",
+        description=_DESCRIPTION, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (.gz allowed)")
+    parser.add_argument("items", nargs="+", metavar="RUN... MEASURE",
+                        help="run files or directories of run files, then measure strings")
+    parser.add_argument("-q", "--by_query", action="store_true", help="output one line per query")
+    parser.add_argument("-n", "--no_summary", action="store_true",
+                        help="with -q: omit the 'all' summary lines")
+    parser.add_argument("-p", "--places", type=int, default=DEFAULT_PLACES,
+                        help="decimal places of tsv output (default 4; -1: full precision)")
+    parser.add_argument("-o", "--output_format", choices=OUTPUT_FORMATS, default="tsv",
+                        help="output format (default tsv)")
+    parser.add_argument("--negative", choices=("pooled_unjudged", "zero"), default="pooled_unjudged",
+                        help="meaning of negative qrels grades: pooled but unjudged (default, as "
+                             "trec_eval) or nonrelevant")
+    parser.add_argument("--score-precision", dest="score_precision", choices=("float32", "float64"),
+                        default="float32",
+                        help="precision in which run scores are compared when ranking for "
+                             "ir_incomplete's measures (default float32, as trec_eval 9 / pytrec_eval; "
+                             "measures computed by ir_measures always use their provider's ranking)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    return parser
+
+
+def _version() -> str:
+    from ir_incomplete import __version__
+    return __version__
+
+
+def _collect_runs(paths: Sequence[str]) -> Dict[str, str]:
+    """``{run name: path}`` of run files and directories; two different files of one name are an error."""
+    from ir_incomplete.api import as_run_mapping
+
+    runs: Dict[str, str] = {}
+    for path in paths:
+        found = as_run_mapping(path)
+        if os.path.isdir(path) and not found:
+            raise CliError(f"directory {path!r} holds no run files")
+        for name, file in found.items():
+            if name in runs:
+                if os.path.realpath(runs[name]) == os.path.realpath(file):
+                    continue
+                raise CliError(f"two runs are named {name!r} ({runs[name]!r} and {file!r}); "
+                               f"run names come from file names, so rename one")
+            runs[name] = file
+    return runs
+
+
+def _read(reader, path: str, what: str):
+    try:
+        return reader(path)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        detail = _one_line(exc) or type(exc).__name__
+        raise CliError(f"cannot read {what} file {path!r}: {detail}", EXIT_DATA) from None
+
+
+def _aggregate(per_query, measures):
+    """``run, measure, value`` summaries with each measure's ``ir_measures`` aggregator (the mean for
+    most measures, the sum for ``NumRet``, ``NumRel``, ``NumQ``)."""
+    import pandas as pd
+    from ir_measures.measures.base import MeanAgg, SumAgg
+
+    keys = [per_query["run"], per_query["measure"]]
+    grouped = per_query["value"].groupby(keys, sort=False)
+    summary = grouped.agg(["sum", "size"]).reset_index()
+    summary.columns = ["run", "measure", "sum", "count"]
+    # as in ir_measures' aggregators, one NaN value makes the summary NaN
+    has_nan = per_query["value"].isna().groupby(keys, sort=False).any().to_numpy()
+    summary.loc[has_nan, "sum"] = float("nan")
+    by_name = {repr(m): m for m in measures}
+    kinds = {}
+    for name, measure in by_name.items():
+        agg = measure.aggregator()
+        kinds[name] = "mean" if type(agg) is MeanAgg else "sum" if type(agg) is SumAgg else "other"
+    kind = summary["measure"].map(kinds)
+    values = (summary["sum"] / summary["count"]).where(kind == "mean", summary["sum"])
+    summary["value"] = values.astype(float)
+    others = summary.index[kind == "other"]
+    for i in others:  # measures with a custom aggregator: feed it the per-query values
+        run, name = summary.at[i, "run"], summary.at[i, "measure"]
+        agg = by_name[name].aggregator()
+        for value in per_query.loc[(per_query["run"] == run) & (per_query["measure"] == name), "value"]:
+            agg.add(float(value))
+        summary.at[i, "value"] = float(agg.result())
+    return pd.DataFrame({"run": summary["run"], "query_id": SUMMARY_QID, "measure": summary["measure"],
+                         "value": summary["value"]})
+
+
+def _order_per_query(frame, measures, run_names):
+    """Rows ordered run by run, query by query (first-appearance order), measures in argument order."""
+    import numpy as np
+
+    m_rank = frame["measure"].map({repr(m): i for i, m in enumerate(measures)}).to_numpy()
+    r_rank = frame["run"].map({n: i for i, n in enumerate(run_names)}).to_numpy()
+    q_rank = frame["query_id"].factorize()[0]
+    order = np.lexsort((m_rank, q_rank, r_rank))
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def _lines(frame, args, multi_run: bool, by_query: bool) -> List[str]:
+    import json
+
+    values = frame["value"].astype(float).tolist()
+    runs = frame["run"].astype(str).tolist()
+    qids = frame["query_id"].astype(str).tolist()
+    names = frame["measure"].astype(str).tolist()
+    if args.output_format == "jsonl":
+        out = []
+        for run, qid, name, value in zip(runs, qids, names, values):
+            record = {"run": run} if multi_run else {}
+            if by_query:
+                record["query_id"] = qid
+            record["measure"] = name
+            record["value"] = value
+            out.append(json.dumps(record))
+        return out
+    spec = "" if args.places == -1 else f".{args.places}f"
+    texts = [format(v, spec) for v in values]
+    columns = ([runs] if multi_run else []) + ([qids] if by_query else []) + [names, texts]
+    return ["\t".join(parts) for parts in zip(*columns)]
+
+
+def _evaluate(args) -> List[str]:
+    from ir_incomplete.api import evaluate
+    from ir_incomplete.data import read_trec_qrels, read_trec_run
+
+    if args.no_summary and not args.by_query:
+        raise CliError("--no_summary (-n) only works together with --by_query (-q)")
+    if args.places < -1:
+        raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
+    if not os.path.exists(args.qrels):
+        raise CliError(f"qrels file {args.qrels!r} does not exist")
+    if os.path.isdir(args.qrels):
+        raise CliError(f"qrels {args.qrels!r} is a directory, not a file")
+    items = list(args.items)
+    n_runs = 0
+    while n_runs < len(items) and os.path.exists(items[n_runs]):
+        n_runs += 1
+    if n_runs == 0:
+        raise CliError(f"run file {items[0]!r} does not exist (give QRELS RUN [RUN ...] MEASURE ...)")
+    run_paths, measure_args = items[:n_runs], items[n_runs:]
+    if not measure_args:
+        raise CliError("no measures given after the runs (e.g. 'AP' 'infAP(c=1.5)@10'); "
+                       "see 'ir_incomplete measures'")
+    measures = _parse_measures(measure_args)
+    run_files = _collect_runs(run_paths)
+    if args.output_format == "jsonl" and args.places != DEFAULT_PLACES:
+        sys.stderr.write("--places is ignored when using --output_format jsonl\n")
+
+    qrels = _read(read_trec_qrels, args.qrels, "qrels")
+    runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
+    try:
+        per_query = evaluate(runs, qrels, measures, per_query=True, negative=args.negative,
+                             score_precision=args.score_precision)
+    except (ValueError, NameError) as exc:
+        raise CliError(_one_line(exc), EXIT_DATA) from None
+    names = list(runs)
+    multi_run = len(names) > 1
+    per_query = per_query[["run", "query_id", "measure", "value"]]
+    if not args.by_query:
+        return _lines(_aggregate(per_query, measures), args, multi_run, by_query=False)
+    per_query = _order_per_query(per_query, measures, names)
+    if args.no_summary:
+        return _lines(per_query, args, multi_run, by_query=True)
+    import pandas as pd
+    summary = _aggregate(per_query, measures)
+    blocks = []
+    for name in names:  # per run: its per-query lines, then its summary lines
+        blocks.append(per_query[per_query["run"] == name])
+        blocks.append(summary[summary["run"] == name])
+    return _lines(pd.concat(blocks, ignore_index=True), args, multi_run, by_query=True)
+
+
+def _write(lines: List[str]) -> int:
+    if not lines:
+        return 0
+    try:
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `ir_incomplete ... | head`: stop quietly
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_DATA
+    return 0
+
+
+def evaluation_main(argv: Sequence[str]) -> int:
+    """``ir_incomplete QRELS RUN [RUN ...] MEASURE [MEASURE ...]``; returns the exit code."""
+    parser = _evaluation_parser()
+    try:
+        args = parser.parse_intermixed_args(list(argv))
+        lines = _evaluate(args)
+    except _Exit as done:
+        return done.status
+    except CliError as error:
+        return _report(error)
+    return _write(lines)
+
+
+# ---------------------------------------------------------------------------------------------------
+# ir_incomplete measures
+# ---------------------------------------------------------------------------------------------------
+def _default_text(measure, name, param) -> str:
+    from ir_incomplete.grammar import format_value
+    from ir_incomplete.measures.base import NOT_PROVIDED
+
+    default = getattr(param, "default", NOT_PROVIDED)
+    if default is NOT_PROVIDED:
+        if getattr(param, "required", False):
+            return "required"
+        return "none (whole ranking)" if name == measure.AT_PARAM else "none"
+    try:
+        return format_value(default)
+    except (TypeError, ValueError):
+        return str(default)
+
+
+def _allowed_text(param) -> str:
+    describe = getattr(param, "describe_allowed", None)
+    if describe is not None:
+        return describe()
+    from ir_incomplete.grammar import _describe
+    return _describe(param)
+
+
+def _example(measure) -> str:
+    """``EXAMPLE`` of the measure when it has one; else a valid string setting one parameter to a
+    non-default choice (and a cut-off when the measure has one)."""
+    explicit = getattr(measure, "EXAMPLE", None)
+    if explicit:
+        return str(explicit)
+    from ir_incomplete.grammar import parse
+    from ir_incomplete.measures.base import NOT_PROVIDED
+
+    params = {}
+    for name, param in measure.SUPPORTED_PARAMS.items():
+        if name == measure.AT_PARAM:
+            params[name] = 10
+        elif getattr(param, "kind", "scalar") == "distribution" and getattr(param, "required", False):
+            params[name] = (0.5, 0.5)
+    for name, param in measure.SUPPORTED_PARAMS.items():
+        choices = getattr(param, "choices", NOT_PROVIDED)
+        if name != measure.AT_PARAM and choices not in (NOT_PROVIDED, None):
+            alternatives = [c for c in choices if c != param.default]
+            if alternatives:
+                params[name] = alternatives[0]
+                break
+    for candidate in (params, {k: v for k, v in params.items() if k == measure.AT_PARAM}, {}):
+        try:
+            text = repr(type(measure)(**candidate))
+            parse(text)
+            return text
+        except Exception:  # a combination the measure rejects: try a simpler one
+            continue
+    return measure.NAME
+
+
+def _measure_rows(measure):
+    """``(label, default, allowed, description)`` of each parameter; the cut-off as ``@k``."""
+    rows = []
+    for name, param in measure.SUPPORTED_PARAMS.items():
+        label = "@k" if name == measure.AT_PARAM else name
+        rows.append((label, _default_text(measure, name, param), _allowed_text(param),
+                     getattr(param, "desc", "") or ""))
+    return rows
+
+
+def _measures_text(measures) -> List[str]:
+    lines = []
+    for measure in measures:
+        lines.append(f"{measure.NAME}  {getattr(measure, 'SHORT_DESC', '') or ''}".rstrip())
+        rows = _measure_rows(measure)
+        width = max((len(label) for label, *_ in rows), default=0)
+        for label, default, allowed, desc in rows:
+            given = "required" if default == "required" else f"default {default}"
+            head = f"    {label:<{width}}  {given}; {allowed}"
+            lines.append(head)
+            if desc:
+                lines.append(f"    {'':<{width}}  {desc}")
+        lines.append(f"    example: {_example(measure)}")
+        lines.append("")
+    if lines:
+        lines.pop()
+    return lines
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _measures_markdown(measures) -> List[str]:
+    lines = ["| Measure | Parameters (defaults) | Description |", "|---|---|---|"]
+    for measure in measures:
+        params = []
+        for label, default, allowed, desc in _measure_rows(measure):
+            if label == "@k":
+                params.append(f"`@k` (optional cut-off: {allowed})")
+            elif default == "required":
+                params.append(f"`{label}` (required: {allowed})")
+            else:
+                params.append(f"`{label}={default}` ({allowed})")
+        desc = getattr(measure, "SHORT_DESC", "") or ""
+        description = f"{desc} Example: `{_example(measure)}`".strip()
+        lines.append(f"| `{_md(measure.NAME)}` | {_md('; '.join(params)) or '—'} | {_md(description)} |")
+    return lines
+
+
+def measures_main(argv: Sequence[str]) -> int:
+    """``ir_incomplete measures [--format text|markdown]``; returns the exit code."""
+    parser = _Parser(prog=f"{PROG} measures",
+                     description="List every measure of ir_incomplete with its parameters (default; "
+                                 "allowed values), a one-line description and an example string.")
+    parser.add_argument("--format", choices=("text", "markdown"), default="text",
+                        help="plain text (default) or a markdown table")
+    try:
+        args = parser.parse_args(list(argv))
+    except _Exit as done:
+        return done.status
+    except CliError as error:
+        return _report(error)
+    from ir_incomplete.measures import ALL_MEASURES
+    lines = _measures_markdown(ALL_MEASURES) if args.format == "markdown" else _measures_text(ALL_MEASURES)
+    return _write(lines)
+
+
+# ---------------------------------------------------------------------------------------------------
+# ir_incomplete robustness (implemented in ir_incomplete.robustness.cli)
+# ---------------------------------------------------------------------------------------------------
+def robustness_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.robustness.cli.main(argv)``."""
+    import importlib
+
+    try:
+        module = importlib.import_module("ir_incomplete.robustness.cli")
+    except ModuleNotFoundError as exc:
+        if exc.name in ("ir_incomplete.robustness", "ir_incomplete.robustness.cli"):
+            return _report(CliError("the 'robustness' subcommand is not available in this version "
+                                    "of ir_incomplete"))
+        return _report(CliError(f"the 'robustness' subcommand needs the module {exc.name!r}; "
+                                f"install it first", EXIT_DATA))
+    return module.main(list(argv))
+
+
+SUBCOMMANDS: Dict[str, Callable[[Sequence[str]], int]] = {
+    "measures": measures_main,
+    "robustness": robustness_main,
+}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of ``ir_incomplete`` and ``python -m ir_incomplete``; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:])
+    return evaluation_main(argv)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
