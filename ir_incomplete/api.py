@@ -101,7 +101,7 @@ def evaluate(runs, qrels, measures, *, per_query: bool = True, negative: str = "
         compute (e.g. ``"nDCG@10"``) are computed by ``ir_measures`` run by run.
     per_query
         ``True``: one row per (run, query_id, measure); ``False``: the mean over queries per
-        (run, measure).
+        (run, measure) (the sum for counting measures such as ``NumRet``, as in ir_measures).
     negative
         ``"pooled_unjudged"`` (trec_eval: negative grades are pooled but unjudged) or ``"zero"``.
     score_precision
@@ -138,8 +138,21 @@ def evaluate(runs, qrels, measures, *, per_query: bool = True, negative: str = "
     result["_r"] = result["run"].map({n: i for i, n in enumerate(names)})
     result = result.sort_values(["_r", "_m"], kind="stable").drop(columns=["_m", "_r"]).reset_index(drop=True)
     if not per_query:
-        result = (result.groupby(["run", "measure"], sort=False)["value"].mean().reset_index())
+        result = _aggregate(result, measures)
     return result
+
+
+def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:
+    """Mean over queries, or the sum for counting measures (``NumRet``, ``NumQ``, …), as ir_measures."""
+    from ir_measures.measures import SumAgg
+    summed = {repr(m) for m in measures if isinstance(m.aggregator(), SumAgg)}
+    grouped = per_query.groupby(["run", "measure"], sort=False)["value"]
+    out = grouped.mean().reset_index()
+    if summed:
+        totals = grouped.sum().reset_index()["value"]
+        use_sum = out["measure"].isin(summed)
+        out.loc[use_sum, "value"] = totals[use_sum]
+    return out
 
 
 def _evaluate_elsewhere(run_map, judged: Qrels, measures) -> Iterable[pd.DataFrame]:
