@@ -1,0 +1,200 @@
+"""infAP (spec §3.7): the spec vectors three ways, smoothing, cut-off, and properties against pytrec_eval."""
+import pytest
+import pytrec_eval
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ir_measures
+import ir_incomplete
+from ir_incomplete import evaluate
+from ir_incomplete.grammar import parse
+
+from conftest import spec_cases, spec_topic
+
+OURS = ir_measures.providers.registry["ir_incomplete"]
+CASES = spec_cases({"infAP"})
+PLAIN = {"infAP"}
+
+
+def _only_value(frame):
+    assert len(frame) == 1, frame
+    return float(frame["value"].iloc[0])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the spec vectors
+# ---------------------------------------------------------------------------------------------------------
+def test_all_infap_vectors_are_collected(spec):
+    expected = [e for e in spec["expected"] if e["measure"] == "infAP"]
+    assert len(expected) == 29
+    assert len(CASES) == 29
+
+
+@pytest.mark.parametrize("topic,measure_string,value", CASES)
+def test_spec_vector_evaluate(spec, topic, measure_string, value):
+    run, qrels = spec_topic(spec, topic)
+    got = evaluate(run, qrels, [measure_string])
+    assert list(got["query_id"]) == ["q"]
+    assert list(got["measure"]) == [repr(parse(measure_string))]
+    assert _only_value(got) == pytest.approx(value, abs=1e-9)
+
+
+@pytest.mark.parametrize("topic,measure_string,value", CASES)
+def test_spec_vector_our_provider(spec, topic, measure_string, value):
+    run, qrels = spec_topic(spec, topic)
+    measure = parse(measure_string)
+    result = OURS.calc_aggregate([measure], qrels, run)
+    assert result[measure] == pytest.approx(value, abs=1e-9)
+
+
+@pytest.mark.parametrize("topic,measure_string,value", CASES)
+def test_spec_vector_ir_measures_pipeline(spec, topic, measure_string, value):
+    """Through ``ir_measures.parse_measure`` and the default pipeline (plain infAP goes to pytrec_eval)."""
+    run, qrels = spec_topic(spec, topic)
+    measure = ir_measures.parse_measure(measure_string)
+    if measure_string not in PLAIN:
+        assert OURS.supports(measure)
+    result = ir_measures.calc_aggregate([measure], qrels, run)
+    assert result[measure] == pytest.approx(value, abs=1e-9)
+
+
+def test_smoothing_changes_topic_s(spec):
+    run, qrels = spec_topic(spec, "S")
+    plain = OURS.calc_aggregate([ir_incomplete.infAP], qrels, run)[ir_incomplete.infAP]
+    smoothed_measure = ir_measures.parse_measure("infAP(c=1.5)")
+    smoothed = ir_measures.calc_aggregate([smoothed_measure], qrels, run)[smoothed_measure]
+    assert plain == pytest.approx(2 / 3, abs=1e-9)
+    assert smoothed == pytest.approx(1 / 3 + (2 / 3) / 1.5, abs=1e-9)
+    assert abs(smoothed - plain) > 0.1
+    assert _only_value(evaluate(run, qrels, "infAP(c=1.5)")) == pytest.approx(7 / 9, abs=1e-9)
+
+
+def test_cutoff_on_topic_a(spec):
+    """infAP@5 on A: only d1 (rank 1 → 1) and d3 (rank 5: r=1, n=1, U=1, d=3) count; still divided by R=3."""
+    run, qrels = spec_topic(spec, "A")
+    eps = 1e-5
+    d3 = 1 / 5 + (3 / 5) * (1 + eps) / (2 + 2 * eps)
+    expected = (1.0 + d3) / 3
+    assert expected == pytest.approx(0.5, abs=1e-12)
+    measure = ir_measures.parse_measure("infAP@5")
+    assert ir_measures.calc_aggregate([measure], qrels, run)[measure] == pytest.approx(expected, abs=1e-9)
+    assert _only_value(evaluate(run, qrels, "infAP@5")) == pytest.approx(expected, abs=1e-9)
+    # @4 drops d3 (rank 5) and keeps only d1; a cut-off past the run changes nothing
+    assert _only_value(evaluate(run, qrels, "infAP@4")) == pytest.approx(1 / 3, abs=1e-9)
+    assert _only_value(evaluate(run, qrels, "infAP@100")) == pytest.approx(0.6458333333333334, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# properties on random small inputs
+# ---------------------------------------------------------------------------------------------------------
+DOCS = [f"d{i}" for i in range(10)]
+SCORES = st.one_of(st.integers(0, 4).map(float),
+                   st.floats(-50, 50, allow_nan=False, allow_infinity=False))
+
+
+@st.composite
+def topics(draw, grades, min_topics=1, max_topics=3):
+    """``(run, qrels)`` dicts of dicts: every topic is judged at least once and retrieves at least one doc
+    (some judged docs stay unretrieved, some retrieved docs stay unjudged)."""
+    n = draw(st.integers(min_topics, max_topics))
+    run, qrels = {}, {}
+    for t in range(n):
+        docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=len(DOCS), unique=True))
+        retrieved = draw(st.lists(st.booleans(), min_size=len(docs), max_size=len(docs)))
+        judged = draw(st.lists(st.one_of(st.none(), st.sampled_from(grades)), min_size=len(docs),
+                               max_size=len(docs)))
+        if not any(retrieved):
+            retrieved[0] = True
+        if all(g is None for g in judged):
+            judged[-1] = grades[-1]
+        qid = f"q{t}"
+        run[qid] = {d: draw(SCORES) for d, r in zip(docs, retrieved) if r}
+        qrels[qid] = {d: g for d, g in zip(docs, judged) if g is not None}
+    return run, qrels
+
+
+@st.composite
+def fully_judged_topics(draw):
+    """Every retrieved document is judged 0 or 1 (no −1); some judged documents are not retrieved."""
+    run, qrels = draw(topics(grades=(0, 1)))
+    for qid, docs in run.items():
+        for d in docs:
+            if d not in qrels[qid]:
+                qrels[qid][d] = draw(st.sampled_from((0, 1)))
+    return run, qrels
+
+
+def _ours_per_query(measure, qrels, run):
+    values = {}
+    for metric in OURS.iter_calc([measure], qrels, run):
+        assert metric.query_id not in values
+        values[metric.query_id] = metric.value
+    return values
+
+
+def _pytrec(qrels, run, name, relevance_level=1):
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {name}, relevance_level=relevance_level)
+    return {q: v[name] for q, v in evaluator.evaluate(run).items()}
+
+
+PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PROPERTY
+@given(fully_judged_topics())
+def test_fully_judged_infap_is_ap(data):
+    run, qrels = data
+    ap = _pytrec(qrels, run, "map")
+    assert set(ap) == set(run)
+    near_ap = _ours_per_query(ir_incomplete.infAP(eps=1e-12), qrels, run)
+    pool = _ours_per_query(ir_incomplete.infAP, qrels, run)
+    uniform = _ours_per_query(ir_incomplete.infAP(variant="uniform"), qrels, run)
+    assert set(near_ap) == set(pool) == set(uniform) == set(qrels)
+    for qid in ap:
+        assert near_ap[qid] == pytest.approx(ap[qid], abs=1e-9), qid
+        assert uniform[qid] == pytest.approx(pool[qid], abs=1e-12), qid
+
+
+@PROPERTY
+@given(topics(grades=(-1, 0, 1, 2)), st.sampled_from([1.0, 1.5, 2.0, 2.5, 3.0]))
+def test_uniform_is_pool_with_unpooled_marked_unjudged(data, c):
+    run, qrels = data
+    marked = {qid: dict(judged) for qid, judged in qrels.items()}
+    for qid, docs in run.items():
+        for d in docs:
+            marked[qid].setdefault(d, -1)
+    uniform = _ours_per_query(ir_incomplete.infAP(c=c, variant="uniform"), qrels, run)
+    pool_marked = _ours_per_query(ir_incomplete.infAP(c=c), marked, run)
+    assert set(uniform) == set(pool_marked) == set(qrels)
+    for qid in uniform:
+        assert uniform[qid] == pytest.approx(pool_marked[qid], abs=1e-12), qid
+
+
+@PROPERTY
+@given(topics(grades=(-1, 0, 1, 2)), st.sampled_from([1.0, 1.5, 2.0, 3.0, 10.0]),
+       st.sampled_from([1e-12, 1e-5, 0.1, 1.0]), st.sampled_from(["pool", "uniform"]),
+       st.one_of(st.none(), st.integers(1, 12)), st.sampled_from([1, 2]))
+def test_values_in_unit_interval(data, c, eps, variant, cutoff, rel):
+    run, qrels = data
+    params = dict(c=c, eps=eps, variant=variant, rel=rel)
+    if cutoff is not None:
+        params["cutoff"] = cutoff
+    measure = ir_incomplete.infAP(**params)
+    values = _ours_per_query(measure, qrels, run)
+    assert set(values) == set(qrels)
+    for qid, value in values.items():
+        assert 0.0 <= value <= 1.0, (qid, value)
+
+
+@PROPERTY
+@given(topics(grades=(-1, 0, 1, 2), max_topics=4))
+def test_plain_infap_equals_pytrec_eval(data):
+    run, qrels = data
+    for rel in (1, 2):
+        expected = _pytrec(qrels, run, "infAP", relevance_level=rel)
+        measure = ir_incomplete.infAP if rel == 1 else ir_incomplete.infAP(rel=2)
+        ours = _ours_per_query(measure, qrels, run)
+        assert set(expected) == set(run) & set(qrels)
+        assert set(ours) == set(qrels)
+        for qid in expected:
+            assert ours[qid] == pytest.approx(expected[qid], abs=1e-9), (rel, qid)
