@@ -107,6 +107,12 @@ def _frame_columns(frame: pd.DataFrame, spec, kind: str):
     return cols
 
 
+def _values(values) -> np.ndarray:
+    """Scores or grades from Python values: numeric when all are numbers, else objects (checked later)."""
+    arr = np.asarray(values)
+    return arr if arr.dtype.kind in "iufb" else np.array(values, dtype=object)
+
+
 def _tuples_columns(items, spec, kind: str):
     items = list(items)
     if not items:
@@ -126,7 +132,7 @@ def _tuples_columns(items, spec, kind: str):
         raise ValueError(f"{kind} must be a DataFrame, a dict of dicts, an iterable of named tuples "
                          f"({'Qrel' if kind == 'qrels' else 'ScoredDoc'}), or a TREC file path; got {type(first).__name__} items")
     cols = list(zip(*[(it[idx[0]], it[idx[1]], it[idx[2]]) for it in items]))
-    return [np.array(cols[0], dtype=object), np.array(cols[1], dtype=object), np.asarray(cols[2])]
+    return [np.array(cols[0], dtype=object), np.array(cols[1], dtype=object), _values(cols[2])]
 
 
 def _columns(data, spec, kind: str, reader):
@@ -143,7 +149,7 @@ def _columns(data, spec, kind: str, reader):
             qids.extend([qid] * len(docs))
             dids.extend(docs.keys())
             vals.extend(docs.values())
-        return [np.array(qids, dtype=object), np.array(dids, dtype=object), np.asarray(vals)]
+        return [np.array(qids, dtype=object), np.array(dids, dtype=object), _values(vals)]
     if hasattr(data, "__iter__"):
         return _tuples_columns(data, spec, kind)
     raise ValueError(f"cannot read {kind} of type {type(data).__name__}: expected a DataFrame "
@@ -172,7 +178,7 @@ def run_columns(run) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         scores = raw.astype(np.float64, copy=False)
     nan = np.flatnonzero(~np.isfinite(scores)) if len(scores) else []
     if len(nan):
-        raise ValueError(f"run score {scores[nan[0]]!r} is not a finite number at "
+        raise ValueError(f"run score {float(scores[nan[0]])!r} is not a finite number at "
                          f"{_row_label(qids, dids, nan[0])} ({len(nan)} such rows)")
     return qids, dids, scores
 
@@ -311,7 +317,7 @@ def _integer_grades(raw: np.ndarray, qids, dids) -> np.ndarray:
     if np.issubdtype(raw.dtype, np.floating):
         bad = np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw)))
         if len(bad):
-            raise ValueError(f"qrels relevance {raw[bad[0]]!r} is not an integer grade at {_row_label(qids, dids, bad[0])}")
+            raise ValueError(f"qrels relevance {float(raw[bad[0]])!r} is not an integer grade at {_row_label(qids, dids, bad[0])}")
         return raw.astype(np.int64)
     raise ValueError(f"qrels relevance must be integer grades (got dtype {raw.dtype})")
 
@@ -334,6 +340,10 @@ class RankedLists:
     topic_of_row: np.ndarray
     run_names: List[str]
     qrels: Qrels
+    #: document ids of every row in ranking order, concatenated (row ``i`` starts at ``row_starts[i]``);
+    #: ``None`` when not kept. Used by measures that order documents by id (``BootNDCG(order=docid)``).
+    doc_ids: Optional[np.ndarray] = field(default=None, repr=False)
+    row_starts: Optional[np.ndarray] = field(default=None, repr=False)
 
     @property
     def n_rows(self) -> int:
@@ -446,7 +456,8 @@ def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "flo
     codes = np.full((len(row_start), depth), PAD, dtype=np.int32)
     codes[row_of_item, rank_pos] = grade_codes
     return RankedLists(codes=codes, lengths=lengths, run_of_row=row_ranking // max(n_topics, 1),
-                       topic_of_row=row_ranking % max(n_topics, 1), run_names=names, qrels=qrels)
+                       topic_of_row=row_ranking % max(n_topics, 1), run_names=names, qrels=qrels,
+                       doc_ids=dids, row_starts=row_start)
 
 
 _HASH_PAD = np.iinfo(np.int64).max
