@@ -61,6 +61,17 @@ class IncompleteEvaluator(ir_measures.providers.Evaluator):
         ranked = rank_runs({"run": run}, self.qrels, self.score_precision)
         topics = self.qrels.topic_ids[ranked.topic_of_row]
         for measure, ours in self._pairs:
+            details = getattr(ours, "compute_details", None)
+            if details is not None:
+                # measures with per-query details (e.g. BootNDCG's interval) yield their METRIC_TYPE, a
+                # NamedTuple ``(query_id, measure, value, *extra)`` like ir_measures.CwlMetric; ``value``
+                # stays the point estimate, which is all that pt.Experiment and aggregates read
+                columns = details(ranked, self.qrels)
+                metric_type = ours.METRIC_TYPE
+                extra = [columns[name].tolist() for name in metric_type._fields[2:]]
+                for qid, *values in zip(topics.tolist(), *extra):
+                    yield metric_type(qid, measure, *values)
+                continue
             values = ours.compute(ranked, self.qrels)
             for qid, value in zip(topics.tolist(), values.tolist()):
                 yield Metric(query_id=qid, measure=measure, value=value)

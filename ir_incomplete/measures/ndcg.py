@@ -1,0 +1,442 @@
+"""nDCG with unjudged documents: bootstrapped nDCG (``BootNDCG``) and the comparable naive upper bound
+(``NDCGUpper``). Definitions; the kernels are in :mod:`ir_incomplete.kernels.ndcg`.
+
+How these sit next to the measures that ``ir_measures`` already has (all at cut-off k, linear gain,
+the same ideal DCG from the qrels):
+
+==================================  ==========================================================
+``nDCG@k``                          naive **lower** bound: unjudged documents count as grade 0
+``nDCG(judged_only=True)@k``        condensed list (Sakai 2007): unjudged documents removed from
+                                    the whole ranking, then cut at k (trec_eval ``-J``)
+``NDCGUpper@k``                     naive **upper** bound, comparable (greedy, ideal DCG unchanged)
+``BootNDCG@k``                      bootstrapped estimate (most likely value of b replicates)
+``BootNDCG(stat=p95)@k``            a percentile of the replicates: the upper end of the range
+                                    [naive lower, p95] of [FGPH]
+==================================  ==========================================================
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Dict, NamedTuple, Optional
+
+import numpy as np
+
+from ir_incomplete.data import POOLED_UNJUDGED
+from ir_incomplete.kernels import ndcg as kernels
+from ir_incomplete.measures.base import IncompleteMeasure, Param
+
+__all__ = [
+    "BootstrappedNDCG", "NaiveUpperNDCG", "BootNDCG", "NDCGUpper", "BootstrapMetric", "StatParam",
+    "canonical_stat", "topic_streams", "PRIORS", "ECIR23_LEVELS",
+]
+
+PRIORS = ("pool+run", "pool", "run")
+ORDERS = ("rank", "docid")
+POOL_SCOPES = ("topic", "collection")
+#: grade levels the ECIR-23 code models (``probability_estimation.py``)
+ECIR23_LEVELS = 4
+#: what ``compat=ecir23`` changes in the defaults of the other parameters
+_COMPAT_DEFAULTS = {"ecir23": {"order": "docid", "pool_scope": "collection"}}
+#: numbers that summarise a bootstrap distribution in :class:`BootstrapMetric`
+DETAIL_FIELDS = ("mode", "mean", "median", "p5", "p95", "naive_lower", "naive_upper")
+
+_STAT_RE = re.compile(r"p(\d+(?:\.\d+)?)\Z")
+
+
+def canonical_stat(value: Any) -> Optional[str]:
+    """The canonical form of a ``stat`` value (``'mode'``, ``'mean'``, ``'median'`` or ``'pNN'`` with
+    0 ≤ NN ≤ 100, e.g. ``'p95'``, ``'p97.5'``; ``'p95.0'`` → ``'p95'``), or ``None`` when invalid."""
+    if not isinstance(value, str):
+        return None
+    if value in ("mode", "mean", "median"):
+        return value
+    match = _STAT_RE.match(value)
+    if not match:
+        return None
+    q = float(match.group(1))
+    if not (0.0 <= q <= 100.0):
+        return None
+    return f"p{int(q)}" if q.is_integer() else f"p{q!r}"
+
+
+class _StatChoices(tuple):
+    """Example values of ``stat``; membership accepts every valid statistic (any percentile)."""
+
+    def __contains__(self, value) -> bool:
+        return canonical_stat(value) is not None
+
+
+class StatParam(Param):
+    """The ``stat`` parameter: ``mode`` | ``mean`` | ``median`` | ``pNN`` (a percentile, 0 ≤ NN ≤ 100)."""
+
+    def __init__(self, default: str = "mode", desc: str = ""):
+        super().__init__(str, default=default, desc=desc,
+                         choices=_StatChoices(("mode", "mean", "median", "p5", "p75", "p90", "p95")))
+
+    def describe_allowed(self) -> str:
+        return ("mode, mean, median, or pNN: the NN-th percentile, 0 <= NN <= 100 (e.g. p95; "
+                "quote decimals: stat='p97.5')")
+
+    def coerce(self, owner: str, name: str, value: Any) -> Any:
+        canonical = canonical_stat(value)
+        if canonical is None:
+            raise ValueError(f"{owner}: invalid value {value!r} for parameter {name!r}; "
+                             f"expected {self.describe_allowed()}")
+        return canonical
+
+
+class BootstrapMetric(NamedTuple):
+    """Per-query result of :class:`BootstrappedNDCG` (the ``ir_measures.CwlMetric`` pattern).
+
+    ``value`` is the point estimate chosen by ``stat`` (what ``pt.Experiment`` and every aggregate
+    use); the other fields describe the distribution of the b replicates: the most likely value, mean,
+    median, 5th and 95th percentiles, and the naive lower (``nDCG@k``) and upper (``NDCGUpper@k``) bounds.
+    """
+    query_id: str
+    measure: Any
+    value: float
+    mode: float
+    mean: float
+    median: float
+    p5: float
+    p95: float
+    naive_lower: float
+    naive_upper: float
+
+
+CUTOFF_PARAM = Param(int, default=10, minimum=1,
+                     desc="cut-off k (default 10, as in the paper; always shown in the measure string)")
+GAIN_PARAM = Param(str, default="linear", choices=kernels.GAINS,
+                   desc="gain of grade g: linear = g (trec_eval, ECIR code), exp = 2^g - 1 ([FGPH] eq.)")
+
+
+class _CutoffAlwaysShown(IncompleteMeasure):
+    """The cut-off has a default (10) but is always part of the canonical string (``BootNDCG@10``)."""
+
+    EXTENSION_PARAMS = None
+
+    def _default(self, name: str) -> Any:
+        return self.SUPPORTED_PARAMS[name].default
+
+    def __getitem__(self, key):
+        return self.params.get(key, self._default(key))
+
+    def non_default_params(self) -> Dict[str, Any]:
+        return {k: v for k, v in self.params.items() if v != self._default(k)}
+
+    def __repr__(self):
+        from ir_incomplete.grammar import format_measure
+        items = [(k, v) for k, v in self.non_default_params().items() if k != self.AT_PARAM]
+        return format_measure(self.NAME, items, self.get(self.AT_PARAM))
+
+    # -- shared per-row inputs -------------------------------------------------------------------------
+    def _inputs(self, ranked, qrels, negative_is_judged: bool = False):
+        """``(codes, unjudged, topic_counts, judged_counts, gains, idcg)`` at this measure's cut-off."""
+        codes = ranked.truncated(self.get("cutoff"))
+        if negative_is_judged:
+            codes = np.where(codes == POOLED_UNJUDGED, 0, codes)
+        unjudged = kernels.unjudged_mask(codes)
+        topic_counts = qrels.grade_counts
+        if negative_is_judged and qrels.n_unjudged.any():
+            topic_counts = topic_counts.copy()
+            topic_counts[:, 0] += qrels.n_unjudged
+        n_grades = topic_counts.shape[1]
+        judged = codes >= 0
+        rows = np.nonzero(judged)[0]
+        judged_counts = np.bincount(rows * n_grades + codes[judged],
+                                    minlength=codes.shape[0] * n_grades).reshape(codes.shape[0], n_grades)
+        gains = kernels.gain_table(max(n_grades, ECIR23_LEVELS), self.get("gain"))
+        idcg = ranked.per_topic(kernels.ideal_dcg(qrels.grade_counts, self.get("cutoff"), gains))
+        return codes, unjudged, topic_counts, judged_counts, gains, idcg
+
+    @staticmethod
+    def _upper(codes, unjudged, reservoir, gains, idcg):
+        return kernels.ndcg(codes, idcg, gains, kernels.greedy_fill(unjudged, reservoir))
+
+
+class NaiveUpperNDCG(_CutoffAlwaysShown):
+    """Comparable naive upper bound of nDCG@k, ``NDCGUpper@k`` (Fröbe, Gienapp, Potthast & Hagen,
+    "Bootstrapped nDCG estimation in the presence of unjudged documents", ECIR 2023, §3.3; spec §5.3).
+
+    The unjudged documents of the top k get the best grades that the judgments could still give them::
+
+        reservoir   = multiset of the grades > 0 of judged documents NOT in the top k
+        for each unjudged document of the top k, in rank order:
+            grade   = largest grade left in the reservoir (0 once it is empty); remove it
+        NDCGUpper@k = DCG@k(judged grades + assigned grades) / IDCG@k
+
+    IDCG@k is the ideal DCG of the topic's judgments, unchanged, so the bound is comparable with nDCG@k
+    and never exceeds 1 (the assigned grades come from other judged documents, without replacement).
+    Judged documents retrieved below k stay in the reservoir.
+
+    Conventions: ``DCG@k = Σ_{i≤k} gain(g_i)/log2(i+1)``, gain linear (``gain=exp``: 2^g − 1); unjudged
+    = unpooled (absent from the qrels) or pooled but unjudged (negative qrels grade, trec_eval; build
+    the qrels with ``negative="zero"`` to treat such documents as judged nonrelevant); IDCG = 0 (no
+    relevant judgment) gives 0; ties in score are broken by document id descending, scores compared in
+    single precision (trec_eval 9). The cut-off defaults to 10 and always appears in the string.
+
+    Companions: the naive lower bound is ``nDCG@k`` (unjudged = grade 0); the condensed list is
+    ``nDCG(judged_only=True)@k``. The naive bounds do not guarantee to enclose the true value. The
+    "RBP-inspired" upper bound (unjudged documents get the maximum grade and IDCG is recomputed) is not
+    comparable across systems and is not offered.
+    """
+
+    __name__ = "NDCGUpper"
+    NAME = "NDCGUpper"
+    PRETTY_NAME = "nDCG naive upper bound"
+    SHORT_DESC = ("Comparable naive upper bound of nDCG@k: unjudged top-k documents take the best "
+                  "remaining judged grades (Frobe et al. 2023).")
+    SUPPORTED_PARAMS = {"gain": GAIN_PARAM, "cutoff": CUTOFF_PARAM}
+
+    def compute(self, ranked, qrels):
+        codes, unjudged, topic_counts, judged_counts, gains, idcg = self._inputs(ranked, qrels)
+        reservoir = ranked.per_topic(topic_counts) - judged_counts
+        return self._upper(codes, unjudged, reservoir, gains, idcg)
+
+
+class BootstrappedNDCG(_CutoffAlwaysShown):
+    """Bootstrapped nDCG@k, ``BootNDCG@k`` (Fröbe, Gienapp, Potthast & Hagen, "Bootstrapped nDCG
+    estimation in the presence of unjudged documents", ECIR 2023, Alg. 1; spec §5.4).
+
+    Each of ``b`` replicates gives every unjudged document of the top k a grade drawn from a prior π and
+    taken, without replacement, from the judged documents outside the top k::
+
+        reservoir[ℓ] = judged documents of grade ℓ that are not in the top k
+        for each unjudged document of the top k (in rank order, or docid order with order=docid):
+            ℓ* ~ π          (inverse CDF: u ~ U[0,1), ℓ* = min{ℓ : u < Σ_{j≤ℓ} π(j)})
+            grade = max{ℓ ≤ ℓ* : reservoir[ℓ] > 0}, or 0 when there is none; reservoir[grade] −= 1
+        replicate = DCG@k(judged grades + sampled grades) / IDCG@k
+
+    The value is a statistic of the replicates (``stat``): ``mode`` (default) is the reference code's
+    "most likely" value — a 20-bin histogram of the min-max normalised replicates, all fullest bins
+    kept, repeated once on what is left, the largest remaining value returned (decision D16);
+    ``mean``; ``median``; ``pNN`` the NN-th percentile with linear interpolation (numpy's default).
+    [FGPH] reports the range [naive lower, p75/p90/p95]. Every replicate lies between the naive lower
+    bound ``nDCG@k`` and the naive upper bound ``NDCGUpper@k`` (≤ 1), and IDCG@k is that of the
+    judgments, unchanged.
+
+    Priors over the grade levels ``0 .. L−1`` (each component floored at 1e−6, then renormalised):
+
+    * ``run``: the grades of the judged documents in the run's top k;
+    * ``pool``: the grades of all judged documents of the topic (``pool_scope=topic``, the paper) or of
+      every topic in the qrels (``pool_scope=collection``, what the reference code computes — then a
+      topic's value depends on which other topics are evaluated with it);
+    * ``pool+run`` (default): the average of the two floored distributions.
+
+    Levels: 0 .. the highest judged grade of the topic (``pool_scope=collection``: of the qrels) —
+    decision D12. When no top-k document is judged the run prior is undefined and the pool prior is
+    used instead (D13). The reference code's "P" and "R" labels are swapped (D11); the names here
+    follow the paper's formulas.
+
+    Parameters: ``prior`` (pool+run | pool | run), ``b`` replicates (1000), ``stat`` (above), ``seed``
+    (42; ``seed=none`` draws fresh entropy, so results are then **not reproducible**), ``gain``
+    (linear | exp: 2^g − 1, [FGPH]'s equation and its Table 1), ``order`` (rank | docid: the order in
+    which unjudged documents are processed; it matters only when the reservoir runs out — rank order is
+    the default so that a document's id never changes its sampled grade, decision D14),
+    ``pool_scope`` (topic | collection) and ``compat=ecir23``. The cut-off defaults to 10 (the paper's
+    k) and always appears in the string: ``BootNDCG@10``.
+
+    ``compat=ecir23`` reproduces the published code: collection-wide pool prior and docid order (these
+    two become the defaults; an explicit ``order=``/``pool_scope=`` still overrides them), grade levels
+    0..3 only (grade 4 is never sampled), the prior δ₀ (every draw grade 0) for every kind when all
+    top-k documents are unjudged, negative qrels grades as judged grade 0, linear gain (the default).
+    Its experiments ran with ``seed=None``, so its numbers are not reproducible bit for bit.
+
+    Random numbers: with seed s, the uniforms of topic t come from
+    ``numpy.random.default_rng(SeedSequence(s, spawn_key=blake2b(t)))``, drawn as a
+    ``[rank × replicate]`` array, and the unjudged document at rank i uses row i. Rankings of the same
+    topic share their uniforms (common random numbers: comparisons between systems carry less Monte
+    Carlo noise). With ``pool_scope=topic`` a ranking's replicates depend only on itself, its topic's
+    judgments and the parameters — never on which runs or topics are evaluated with it, on run names,
+    or on batching (``pt.Experiment(batch_size=...)`` gives the same values). The draws of rank i do
+    not depend on k, so ``@5`` and ``@10`` share the draws of their first five ranks.
+
+    Conventions: unjudged = unpooled or pooled but unjudged (negative qrels grade, trec_eval; D1);
+    gain linear by default (D9); IDCG = 0 gives 0 for every replicate; replicates are clipped at 1
+    (only rounding can exceed it); a topic without unjudged top-k
+    documents has b identical replicates (its nDCG@k); ties in score are broken by document id
+    descending, scores compared in single precision (trec_eval 9). Per-query results from the
+    ``ir_incomplete`` provider are :class:`BootstrapMetric` records carrying the interval.
+    """
+
+    __name__ = "BootNDCG"
+    NAME = "BootNDCG"
+    PRETTY_NAME = "Bootstrapped nDCG"
+    SHORT_DESC = ("nDCG@k with unjudged top-k grades bootstrapped from pool/run priors (Frobe et al. "
+                  "2023); value = most likely replicate or a percentile.")
+    EXAMPLE = "BootNDCG(prior=pool,stat=p95)@10"
+    SUPPORTED_PARAMS = {
+        "prior": Param(str, default="pool+run", choices=PRIORS,
+                       desc="prior over grades: run (judged top-k docs), pool (all judged docs), or their average"),
+        "b": Param(int, default=1000, minimum=1, desc="number of bootstrap replicates"),
+        "stat": StatParam(desc="statistic of the replicates that is the value"),
+        "seed": Param(int, default=42, minimum=0, allow_none=True,
+                      desc="random seed; none draws fresh entropy (results then not reproducible)"),
+        "gain": GAIN_PARAM,
+        "order": Param(str, default="rank", choices=ORDERS,
+                       desc="processing order of unjudged docs (docid under compat=ecir23)"),
+        "pool_scope": Param(str, default="topic", choices=POOL_SCOPES,
+                            desc="pool prior from the topic's judgments or the whole qrels (collection "
+                                 "under compat=ecir23)"),
+        "compat": Param(str, default=None, choices=tuple(_COMPAT_DEFAULTS), allow_none=True,
+                        desc="ecir23: behave like the published ECIR-23 code"),
+        "cutoff": CUTOFF_PARAM,
+    }
+    METRIC_TYPE = BootstrapMetric
+
+    def _default(self, name: str) -> Any:
+        compat = self.params.get("compat")
+        if compat is not None and name in _COMPAT_DEFAULTS[compat]:
+            return _COMPAT_DEFAULTS[compat][name]
+        return self.SUPPORTED_PARAMS[name].default
+
+    # -- the distribution --------------------------------------------------------------------------------
+    def replicates(self, ranked, qrels, _setup: Optional[dict] = None) -> np.ndarray:
+        """``[rows × b]`` replicates, one row per row of ``ranked``."""
+        setup = _setup if _setup is not None else self.setup(ranked, qrels)
+        return kernels.bootstrap_replicates(
+            setup["unjudged"], setup["sequence"], setup["base_dcg"], setup["idcg"], setup["prior"],
+            setup["reservoir"], setup["gains"], ranked.topic_of_row,
+            topic_streams(qrels.topic_ids, self.get("seed"), self.get("b")), self.get("b"))
+
+    def setup(self, ranked, qrels) -> Dict[str, Any]:
+        """Per-row inputs of the sampler: unjudged cells, processing order, judged DCG, ideal DCG,
+        prior ``[rows × levels]``, reservoir ``[rows × levels]``, gains, and the full-grade reservoir."""
+        compat = self.get("compat") == "ecir23"
+        codes, unjudged, topic_counts, judged_counts, gains, idcg = self._inputs(ranked, qrels,
+                                                                                 negative_is_judged=compat)
+        rows = codes.shape[0]
+        n_grades = topic_counts.shape[1]
+        full_reservoir = ranked.per_topic(topic_counts) - judged_counts
+        levels = ECIR23_LEVELS if compat else n_grades
+        reservoir = _levels(full_reservoir, levels)
+        collection = self.get("pool_scope") == "collection"
+        if compat or collection:
+            modelled_topic = np.ones((qrels.n_topics, levels), dtype=bool)
+        else:  # levels 0 .. the topic's highest judged grade
+            has = topic_counts > 0
+            top = np.where(has.any(axis=1), n_grades - 1 - np.argmax(has[:, ::-1], axis=1), 0)
+            modelled_topic = np.arange(levels)[None, :] <= top[:, None]
+        modelled = ranked.per_topic(modelled_topic)
+
+        kind = self.get("prior")
+        if collection:
+            pool_topic = kernels.count_prior(_levels(topic_counts.sum(axis=0, keepdims=True), levels),
+                                             np.array([topic_counts.sum()]), modelled_topic[:1])
+            pool = np.repeat(pool_topic, rows, axis=0)
+        else:
+            pool = ranked.per_topic(kernels.count_prior(_levels(topic_counts, levels),
+                                                        topic_counts.sum(axis=1), modelled_topic))
+        n_judged = judged_counts.sum(axis=1)
+        if kind == "pool":
+            prior = pool
+        else:
+            run = kernels.count_prior(_levels(judged_counts, levels), n_judged, modelled)
+            run = np.where((n_judged == 0)[:, None], pool, run)  # D13: no judged top-k doc
+            prior = run if kind == "run" else (pool + run) / 2.0
+        if compat:  # the reference code: δ0 when every top-k document is unjudged
+            none_judged = (n_judged == 0) & unjudged.any(axis=1)
+            prior = np.where(none_judged[:, None], np.eye(levels)[0][None, :], prior)
+
+        sequence = _docid_sequence(ranked, unjudged) if self.get("order") == "docid" else None
+        return {"codes": codes, "unjudged": unjudged, "sequence": sequence,
+                "base_dcg": kernels.dcg(codes, gains), "idcg": idcg, "prior": prior,
+                "reservoir": reservoir, "full_reservoir": full_reservoir, "gains": gains}
+
+    # -- values -----------------------------------------------------------------------------------------
+    def compute(self, ranked, qrels):
+        return statistic(self.replicates(ranked, qrels), self.get("stat"))
+
+    def compute_details(self, ranked, qrels) -> Dict[str, np.ndarray]:
+        """``value`` and every :data:`DETAIL_FIELDS` entry per row (for :class:`BootstrapMetric`)."""
+        setup = self.setup(ranked, qrels)
+        reps = self.replicates(ranked, qrels, setup)
+        out = summarize(reps, percentiles=(5, 95))
+        out["naive_lower"] = kernels.ndcg(setup["codes"], setup["idcg"], setup["gains"])
+        out["naive_upper"] = self._upper(setup["codes"], setup["unjudged"], setup["full_reservoir"],
+                                         setup["gains"], setup["idcg"])
+        stat = self.get("stat")
+        out["value"] = out[stat] if stat in out else statistic(reps, stat)
+        return out
+
+
+def _levels(counts: np.ndarray, levels: int) -> np.ndarray:
+    """``counts`` (``[n × grades]``) cut or zero-padded to ``levels`` columns."""
+    counts = np.asarray(counts)
+    if counts.shape[1] >= levels:
+        return counts[:, :levels]
+    out = np.zeros((counts.shape[0], levels), dtype=counts.dtype)
+    out[:, :counts.shape[1]] = counts
+    return out
+
+
+def _docid_sequence(ranked, unjudged: np.ndarray) -> np.ndarray:
+    """A ``[rows × k]`` key whose ascending order is the code-point order of the unjudged documents' ids
+    (Python ``sorted``, as in the reference code)."""
+    if ranked.doc_ids is None or ranked.row_starts is None:
+        raise ValueError("BootNDCG(order=docid) needs the document ids of the rankings; these "
+                         "RankedLists were built without them (use ir_incomplete.data.rank_runs)")
+    row, col = np.nonzero(unjudged)
+    sequence = np.zeros(unjudged.shape, dtype=np.int64)
+    if len(row):
+        ids = ranked.doc_ids[ranked.row_starts[row] + col]
+        _, rank = np.unique(ids, return_inverse=True)
+        sequence[row, col] = rank.reshape(-1)
+    return sequence
+
+
+def statistic(replicates: np.ndarray, stat: str, presorted: bool = False) -> np.ndarray:
+    """One statistic (``mode``, ``mean``, ``median`` or ``pNN``) of ``[rows × b]`` replicates per row."""
+    canonical = canonical_stat(stat)
+    if canonical is None:
+        raise ValueError(f"invalid stat {stat!r}; expected {StatParam().describe_allowed()}")
+    if replicates.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    if canonical == "mean":
+        return replicates.mean(axis=1)
+    ordered = replicates if presorted else np.sort(replicates, axis=1)
+    if canonical == "mode":
+        return kernels.most_likely(ordered, presorted=True)
+    if canonical == "median":
+        return kernels.median(ordered, presorted=True)
+    return kernels.percentile(ordered, float(canonical[1:]), presorted=True)
+
+
+def summarize(replicates: np.ndarray, percentiles=(5, 95)) -> Dict[str, np.ndarray]:
+    """``mode``, ``mean``, ``median`` and ``pNN`` for each percentile, per row of the replicates
+    (rows sorted once)."""
+    names = []
+    for q in percentiles:
+        name = canonical_stat(f"p{float(q)!r}")
+        if name is None:
+            raise ValueError(f"percentile {q!r} is outside 0..100")
+        names.append(name)
+    ordered = np.sort(replicates, axis=1)
+    out = {"mean": statistic(replicates, "mean")}
+    for name in ("mode", "median", *names):
+        out[name] = statistic(ordered, name, presorted=True)
+    return out
+
+
+def topic_streams(topic_ids, seed: Optional[int], b: int):
+    """``draws(topic_code, n_positions) -> [n_positions × b]`` uniforms of one topic.
+
+    Topic ``t`` (its id text) gets ``default_rng(SeedSequence(seed, spawn_key=key(t)))`` with ``key``
+    the four 32-bit words of ``blake2b(t, digest_size=16)``; row i of its ``[rank × replicate]`` array
+    serves the document at rank i + 1. ``seed=None`` draws the entropy once per call (fresh, not
+    reproducible).
+    """
+    entropy = np.random.SeedSequence().entropy if seed is None else int(seed)
+
+    def draws(topic_code, n_positions: int) -> np.ndarray:
+        digest = hashlib.blake2b(str(topic_ids[int(topic_code)]).encode("utf-8"), digest_size=16).digest()
+        key = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
+        return rng.random((int(n_positions), int(b)))
+
+    return draws
+
+
+BootNDCG = BootstrappedNDCG()
+NDCGUpper = NaiveUpperNDCG()
