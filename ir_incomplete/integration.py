@@ -30,17 +30,24 @@ if not isinstance(provider, IncompleteProvider):
     provider = IncompleteProvider()
 
 
+def _names(measure):
+    """The registry name of ``measure`` and its aliases (``ALIASES``, e.g. ``BPref`` for ``Bpref``)."""
+    return (measure.NAME,) + tuple(getattr(measure, "ALIASES", ()))
+
+
 def _register_measures():
     registry = ir_measures.measures.registry
     for measure in ALL_MEASURES:
-        registry[measure.NAME] = measure
-        for module in (ir_measures, ir_measures.measures):
-            if hasattr(module, measure.NAME):
-                setattr(module, measure.NAME, measure)
+        for name in _names(measure):
+            registry[name] = measure
+            for module in (ir_measures, ir_measures.measures):
+                if hasattr(module, name):
+                    setattr(module, name, measure)
     pt_measures = sys.modules.get("pyterrier.measures")
     if pt_measures is not None:
         for measure in ALL_MEASURES:
-            setattr(pt_measures, measure.NAME, measure)
+            for name in _names(measure):
+                setattr(pt_measures, name, measure)
 
 
 def _guard(other):
