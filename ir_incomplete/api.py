@@ -158,9 +158,26 @@ def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:
 def _evaluate_elsewhere(run_map, judged: Qrels, measures) -> Iterable[pd.DataFrame]:
     import ir_measures
     qrels_frame = judged.to_frame()
-    evaluator = ir_measures.evaluator(measures, qrels_frame)
+    evaluator = ir_measures.evaluator(measures, _dict_of_dicts(qrels_frame["query_id"].to_numpy(object),
+                                                               qrels_frame["doc_id"].to_numpy(object),
+                                                               qrels_frame["relevance"].to_numpy()))
     for name, run in run_map.items():
         qids, dids, scores = run_columns(run)
-        frame = pd.DataFrame({"query_id": qids, "doc_id": dids, "score": scores})
-        rows = [(name, m.query_id, repr(m.measure), float(m.value)) for m in evaluator.iter_calc(frame)]
+        rows = [(name, m.query_id, repr(m.measure), float(m.value))
+                for m in evaluator.iter_calc(_dict_of_dicts(qids, dids, scores))]
         yield pd.DataFrame(rows, columns=["run", "query_id", "measure", "value"])
+
+
+def _dict_of_dicts(qids: np.ndarray, dids: np.ndarray, values: np.ndarray) -> Dict[str, Dict[str, Any]]:
+    """``{query_id: {doc_id: value}}``, the form ir_measures passes to its providers unchanged (a
+    DataFrame is converted row by row, about four times slower); built with one sort, a dict per topic."""
+    if len(qids) == 0:
+        return {}
+    codes, topics = pd.factorize(qids)
+    order = np.argsort(codes, kind="stable")
+    cuts = np.flatnonzero(np.diff(codes[order])) + 1
+    starts = [0] + cuts.tolist()
+    ends = cuts.tolist() + [len(order)]
+    docs, vals = dids[order].tolist(), values[order].tolist()
+    first = codes[order][starts].tolist()
+    return {topics[c]: dict(zip(docs[a:b], vals[a:b])) for c, a, b in zip(first, starts, ends)}
