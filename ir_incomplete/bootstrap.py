@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
 import numpy as np
-import pandas as pd
+from ir_incomplete._lazy import pandas as pd
 
 from ir_incomplete.data import Qrels, rank_runs
 from ir_incomplete.kernels import ndcg as kernels
