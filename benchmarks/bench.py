@@ -71,6 +71,11 @@ ReferenceSpec = Union[Reference, Callable[[pd.DataFrame, pd.DataFrame], Sequence
 FAMILIES: Dict[str, Tuple[Sequence[str], ReferenceSpec]] = {
     "infAP": (("infAP",), Reference(ir_measures=("infAP",), pytrec_eval=("infAP",))),
     "infAP-variants": (("infAP(c=1.5)", "infAP(variant=uniform)@100"), None),
+    "Bpref": (("Bpref",), Reference(ir_measures=("Bpref",), pytrec_eval=("bpref",))),
+    "AP-family": (("indAP", "indAP(variant=original)", "subAP", "Bpref(variant=paper)", "Bpref10",
+                   "RankEff"), None),
+    "graded-AP": (("GAP(g=0.5,0.5)", "xGAP(g=0.5,0.5)", "eGAP(g=0.5,0.5)"), None),
+    "BootNDCG": (("BootNDCG@10", "NDCGUpper@10"), None),
 }
 BASELINE_FAMILY = "infAP"
 
