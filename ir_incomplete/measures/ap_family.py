@@ -34,6 +34,7 @@ class InfAP(IncompleteMeasure, _infAP):
     ``variant=uniform`` (KAIS 2008 eq. 2: the judged set is a uniform sample of everything) sets
     d = k − 1. ``c`` generalises trec_eval's Lidstone smoothing (c = 2): with nothing judged above k the
     estimated precision above k is 1/c (the paper studies c ∈ {1, 1.5, 2, 2.5}; sample_eval uses 3).
+    Any c > 0 is accepted; with c < 1 that estimate exceeds 1, and so can infAP.
 
     Conventions: R = number of qrels with grade ≥ rel (negative grades never count); R = 0 gives 0;
     unretrieved relevant documents contribute 0; ties in score are broken by document id descending,
