@@ -34,6 +34,9 @@ __all__ = [
     "Qrels", "RankedLists", "read_trec_qrels", "read_trec_run", "rank_runs", "run_columns",
 ]
 
+_DENSE_LOOKUP_CELLS = 4_000_000   # qrels look-up through a dense [topics × judged docs] table up to this size
+_FIXED_WIDTH_CHARS = 64           # tie-breaking sorts ids as fixed-width strings when none is longer
+
 POOLED_UNJUDGED = -2
 UNPOOLED = -1
 PAD = -3
@@ -209,6 +212,7 @@ class Qrels:
     negative: str = "pooled_unjudged"
     topic_index: pd.Index = field(repr=False, default=None)
     _doc_hash_index: Optional[pd.Index] = field(repr=False, default=None)
+    _dense: Optional[np.ndarray] = field(repr=False, default=None)
 
     @classmethod
     def from_any(cls, qrels, negative: str = "pooled_unjudged") -> "Qrels":
@@ -294,7 +298,14 @@ class Qrels:
         """Grade codes of (topic, doc) pairs: the judged grade, ``POOLED_UNJUDGED`` or ``UNPOOLED``."""
         out = np.full(len(topic_codes), UNPOOLED, dtype=np.int32)
         known = np.flatnonzero(doc_codes >= 0)
-        if len(known) and len(self.keys):
+        n_docs = max(len(self.doc_ids), 1)
+        if len(known) and len(self.keys) and self.n_topics * n_docs <= _DENSE_LOOKUP_CELLS:
+            if self._dense is None:  # a [topics × judged docs] table: one gather instead of a search
+                dense = np.full(self.n_topics * n_docs, UNPOOLED, dtype=np.int32)
+                dense[self.keys] = self.grades
+                self._dense = dense
+            out[known] = self._dense[topic_codes[known].astype(np.int64) * n_docs + doc_codes[known]]
+        elif len(known) and len(self.keys):
             key = topic_codes[known].astype(np.int64) * max(len(self.doc_ids), 1) + doc_codes[known]
             pos = np.searchsorted(self.keys, key)
             pos_c = np.minimum(pos, len(self.keys) - 1)
@@ -427,6 +438,8 @@ def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "flo
     if len(tied):
         pos = np.unique(np.concatenate((tied, tied + 1)))
         sub_ids = dids[pos]
+        if max(map(len, sub_ids)) <= _FIXED_WIDTH_CHARS:
+            sub_ids = sub_ids.astype(str)  # fixed-width: same code-point order, sorted in C
         _, doc_rank = np.unique(sub_ids, return_inverse=True)
         group = np.cumsum(np.concatenate(([True], ~((ranking[pos[1:]] == ranking[pos[:-1]]) &
                                                      (cmp_scores[pos[1:]] == cmp_scores[pos[:-1]]) &
