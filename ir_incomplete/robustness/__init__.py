@@ -1,0 +1,40 @@
+"""Robustness toolkit: degrade complete judgments, re-evaluate, compare system rankings, plot.
+
+The seed papers show their measures robust by degrading complete judgments and checking how each
+measure's system ranking and values hold. This package does that for any measure ``ir_incomplete`` or
+``ir_measures`` computes:
+
+* **degrade** (:mod:`~ir_incomplete.robustness.degrade`): :func:`sample_judgments` (uniform samples,
+  at least one relevant document kept), :func:`stratified_sample` (the same fraction of every grade),
+  :func:`depth_pool`, :func:`mixed_pool` (depth pool plus random extra judgments) and
+  :func:`leave_one_group_out`; all seeded, all returning new qrels DataFrames;
+* **compare** (:mod:`~ir_incomplete.robustness.compare`): Kendall τ, Pearson ρ, RMS error, swap rates;
+* **study** (:mod:`~ir_incomplete.robustness.study`): :func:`robustness_study` runs the whole grid
+  (levels × repeats), locally, in processes or on a dask cluster;
+* **plot** (:mod:`~ir_incomplete.robustness.plot`, needs matplotlib): robustness curves and
+  actual-vs-estimated scatter plots;
+* the ``ir_incomplete robustness`` command line (:mod:`~ir_incomplete.robustness.cli`).
+
+Example::
+
+    from ir_incomplete.robustness import robustness_study, summarize, plot_robustness
+    result = robustness_study("runs/", "qrels.txt", ["AP", "Bpref", "infAP"], method="sample",
+                              levels=[0.05, 0.1, 0.3], repeats=10, seed=1, reference="AP")
+    print(summarize(result.stats))
+    plot_robustness(result.stats, "tau", path="tau.png")
+"""
+from ir_incomplete.robustness.degrade import (UNJUDGED_POLICIES, RunPool, depth_pool, leave_one_group_out,
+                                              mixed_pool, round_half_up, sample_judgments, stratified_sample)
+from ir_incomplete.robustness.compare import (agreement, kendall_tau, pearson, per_topic_matrix, rmse,
+                                              swap_rate, swap_rates)
+from ir_incomplete.robustness.study import (DEFAULT_LEVELS, METHODS, StudyResult, robustness_study,
+                                            summarize)
+from ir_incomplete.robustness.plot import plot_robustness, plot_scatter
+
+__all__ = [
+    "UNJUDGED_POLICIES", "RunPool", "sample_judgments", "stratified_sample", "depth_pool", "mixed_pool",
+    "leave_one_group_out", "round_half_up",
+    "kendall_tau", "pearson", "rmse", "agreement", "swap_rates", "swap_rate", "per_topic_matrix",
+    "METHODS", "DEFAULT_LEVELS", "StudyResult", "robustness_study", "summarize",
+    "plot_robustness", "plot_scatter",
+]

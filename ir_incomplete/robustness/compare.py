@@ -1,0 +1,157 @@
+"""Agreement between two system rankings, and the swap rate of a measure.
+
+* :func:`kendall_tau`, :func:`pearson`, :func:`rmse`, :func:`agreement`: two per-run score vectors
+  (e.g. mean AP of every run with complete and with degraded judgments). ``pandas.Series`` indexed by run
+  are aligned by run name; plain sequences must have the same length and order.
+* :func:`swap_rates` / :func:`swap_rate`: the swap (error) rate of Voorhees & Buckley (SIGIR 2002),
+  used by Ahlgren & Grönqvist (IP&M 2008, §6.1) to compare bpref-10 and RankEff: how often two disjoint
+  topic sets of the same size order a pair of runs differently.
+
+``scipy`` is imported when a function needs it.
+"""
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["kendall_tau", "pearson", "rmse", "agreement", "swap_rates", "swap_rate", "per_topic_matrix"]
+
+
+def _pair(x, y) -> Tuple[np.ndarray, np.ndarray]:
+    if isinstance(x, pd.Series) and isinstance(y, pd.Series):
+        only_x = x.index.difference(y.index)
+        only_y = y.index.difference(x.index)
+        if len(only_x) or len(only_y):
+            raise ValueError(f"the two score vectors cover different runs: only in x {list(only_x)[:5]}, "
+                             f"only in y {list(only_y)[:5]}")
+        if not x.index.is_unique or not y.index.is_unique:
+            raise ValueError("the score vectors list a run more than once (index must be unique)")
+        y = y.reindex(x.index)
+    a = np.asarray(x, dtype=np.float64).reshape(-1)
+    b = np.asarray(y, dtype=np.float64).reshape(-1)
+    if a.shape != b.shape:
+        raise ValueError(f"x and y must have the same length (got {len(a)} and {len(b)})")
+    if len(a) < 2:
+        raise ValueError(f"need scores of at least 2 runs to compare rankings (got {len(a)})")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("scores must be finite numbers (found NaN or infinity)")
+    return a, b
+
+
+def kendall_tau(x, y) -> float:
+    """Kendall's τ between the rankings the two score vectors induce (``scipy.stats.kendalltau``,
+    τ-b: ties in either vector are accounted for). NaN when a vector is constant."""
+    from scipy import stats
+    a, b = _pair(x, y)
+    return float(stats.kendalltau(a, b).statistic)
+
+
+def pearson(x, y) -> float:
+    """Pearson's linear correlation ρ of the two score vectors (NaN when a vector is constant)."""
+    a, b = _pair(x, y)
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    from scipy import stats
+    return float(stats.pearsonr(a, b).statistic)
+
+
+def rmse(x, y) -> float:
+    """Root mean squared difference sqrt(mean((x − y)²)): how far the values (not only the ranking)
+    move; Yilmaz & Aslam's RMS error when x holds the actual and y the estimated values."""
+    a, b = _pair(x, y)
+    return float(np.sqrt(np.mean((a - b) ** 2)))
+
+
+def agreement(x, y) -> Dict[str, float]:
+    """``{"tau": …, "pearson": …, "rmse": …}`` of two per-run score vectors."""
+    return {"tau": kendall_tau(x, y), "pearson": pearson(x, y), "rmse": rmse(x, y)}
+
+
+def per_topic_matrix(per_topic) -> pd.DataFrame:
+    """Runs × topics matrix from a tidy ``run/query_id/value`` DataFrame (or return a wide one as is).
+    A run without a value for some topic is an error (give complete evaluations, e.g. from
+    :func:`ir_incomplete.evaluate`, which reports every topic of the qrels)."""
+    if isinstance(per_topic, pd.DataFrame) and {"run", "query_id", "value"} <= set(per_topic.columns):
+        frame = per_topic
+        if "measure" in frame.columns and frame["measure"].nunique() > 1:
+            raise ValueError(f"per_topic holds several measures ({sorted(frame['measure'].unique())}); "
+                             f"select one first")
+        if frame.duplicated(["run", "query_id"]).any():
+            raise ValueError("per_topic lists a (run, query_id) pair more than once")
+        wide = frame.pivot(index="run", columns="query_id", values="value")
+    elif isinstance(per_topic, pd.DataFrame):
+        wide = per_topic
+    else:
+        wide = pd.DataFrame(np.asarray(per_topic, dtype=np.float64))
+    if wide.isna().to_numpy().any():
+        rows, cols = np.nonzero(wide.isna().to_numpy())
+        raise ValueError(f"no value for run {wide.index[rows[0]]!r} on topic {wide.columns[cols[0]]!r} "
+                         f"({len(rows)} missing values)")
+    return wide.astype(np.float64)
+
+
+def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_width: float = 0.01) -> pd.DataFrame:
+    """Swap rates by difference bin (Voorhees & Buckley, SIGIR 2002; Ahlgren & Grönqvist 2008, §6.1).
+
+    ``per_topic``: per-topic scores of one measure, a tidy ``run/query_id/value`` DataFrame or a
+    runs × topics matrix. Each trial draws two *disjoint* random topic sets of ``subset_size`` topics
+    (so ``2 · subset_size`` ≤ number of topics). For every pair of runs (A, B), d₁ and d₂ are the
+    differences of their mean scores on the two sets. The pair is a *swap* when the sets disagree on
+    the order: d₁ · d₂ < 0 (a zero difference is no swap). Pairs are binned by |d₁| in bins of
+    ``bin_width`` ([0, w), [w, 2w), …). Returns one row per non-empty bin: ``bin_low, bin_high,
+    comparisons, swaps, swap_rate`` (= swaps / comparisons).
+    """
+    from ir_incomplete.robustness.degrade import _check_int, _rng
+    wide = per_topic_matrix(per_topic)
+    values = wide.to_numpy()
+    n_runs, n_topics = values.shape
+    subset_size = _check_int(subset_size, "subset_size", 1)
+    trials = _check_int(trials, "trials", 1)
+    if 2 * subset_size > n_topics:
+        raise ValueError(f"subset_size={subset_size} needs 2 × {subset_size} = {2 * subset_size} topics for "
+                         f"two disjoint sets, but there are {n_topics}")
+    if n_runs < 2:
+        raise ValueError(f"need at least 2 runs (got {n_runs})")
+    if not (isinstance(bin_width, (int, float)) and not isinstance(bin_width, bool) and bin_width > 0):
+        raise ValueError(f"bin_width={bin_width!r} is not valid; expected a number > 0")
+    rng = _rng(seed)
+    comparisons = np.zeros(0, dtype=np.int64)
+    swaps = np.zeros(0, dtype=np.int64)
+    i, j = np.triu_indices(n_runs, k=1)
+    chunk = max(1, min(trials, 2_000_000 // max(len(i), 1)))
+    done = 0
+    while done < trials:
+        m = min(chunk, trials - done)
+        perm = np.argsort(rng.random((m, n_topics)), axis=1)
+        first = values[:, perm[:, :subset_size]].mean(axis=2)                  # runs × m
+        second = values[:, perm[:, subset_size:2 * subset_size]].mean(axis=2)
+        d1 = first[i] - first[j]                                                 # pairs × m
+        d2 = second[i] - second[j]
+        bins = np.floor(np.abs(d1) / bin_width + 1e-12).astype(np.int64).ravel()
+        swapped = (d1 * d2 < 0).ravel()
+        n_bins = int(bins.max()) + 1 if len(bins) else 0
+        if n_bins > len(comparisons):
+            comparisons = np.pad(comparisons, (0, n_bins - len(comparisons)))
+            swaps = np.pad(swaps, (0, n_bins - len(swaps)))
+        comparisons[:n_bins] += np.bincount(bins, minlength=n_bins)
+        swaps[:n_bins] += np.bincount(bins[swapped], minlength=n_bins)
+        done += m
+    nonempty = np.flatnonzero(comparisons)
+    return pd.DataFrame({"bin_low": nonempty * bin_width, "bin_high": (nonempty + 1) * bin_width,
+                         "comparisons": comparisons[nonempty], "swaps": swaps[nonempty],
+                         "swap_rate": swaps[nonempty] / comparisons[nonempty]})
+
+
+def swap_rate(per_topic, subset_size: int, trials: int = 1000, seed=0, min_difference: float = 0.0) -> float:
+    """Overall swap rate: swaps / comparisons over all run pairs whose |d₁| ≥ ``min_difference``
+    (see :func:`swap_rates`)."""
+    if not (isinstance(min_difference, (int, float)) and not isinstance(min_difference, bool)
+            and min_difference >= 0):
+        raise ValueError(f"min_difference={min_difference!r} is not valid; expected a number >= 0")
+    width = 1e-3 if min_difference == 0 else min_difference
+    table = swap_rates(per_topic, subset_size, trials=trials, seed=seed, bin_width=width)
+    table = table[table["bin_low"] >= min_difference - 1e-15]
+    total = int(table["comparisons"].sum())
+    return float(table["swaps"].sum() / total) if total else float("nan")

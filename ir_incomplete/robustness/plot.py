@@ -1,0 +1,124 @@
+"""Plots of robustness studies (matplotlib, extra ``[plot]``; imported inside the functions).
+
+* :func:`plot_robustness`: a statistic (τ, ρ or RMSE) against the degradation level, one line per
+  measure, mean over repeats with a ±1 standard deviation band (Yilmaz & Aslam, KAIS 2008, Fig. 23).
+* :func:`plot_scatter`: estimated against actual per-run scores with the line y = x and RMS error,
+  Kendall τ and Pearson ρ in the title (Fig. 15).
+
+Both draw on a new ``matplotlib.figure.Figure`` (no pyplot state, any backend) or on a given ``ax``,
+return the ``Figure`` and save a PNG when ``path`` is given.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["plot_robustness", "plot_scatter", "STATISTICS"]
+
+STATISTICS = {"tau": "Kendall τ", "pearson": "Pearson ρ", "rmse": "RMS error"}
+_LEVEL_LABELS = {"sample": "fraction of judgments kept", "stratified": "fraction of judgments kept (per grade)",
+                 "depth": "pool depth", "mixed": "pool depth (+ random extra judgments)",
+                 "logo": "group left out of the pool"}
+
+
+def _figure(ax, figsize):
+    if ax is not None:
+        return ax.figure, ax
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _save(fig, path, dpi):
+    if path is not None:
+        fig.savefig(path, dpi=dpi)
+
+
+def plot_robustness(stats: pd.DataFrame, statistic: str = "tau", *, measures: Optional[Sequence[str]] = None,
+                    ax=None, title: Optional[str] = None, xlabel: Optional[str] = None, logx: bool = False,
+                    band: bool = True, path=None, dpi: int = 100, figsize=(5.0, 3.6)):
+    """Robustness curves: ``statistic`` (``"tau"``, ``"pearson"`` or ``"rmse"``) of ``stats`` (from
+    :func:`ir_incomplete.robustness.robustness_study`) against the level, one line per measure.
+
+    Numeric levels are placed on a numeric axis (fractions are shown as percentages); other levels
+    (groups) as categories. Returns the ``Figure``; ``path`` saves it (PNG by extension).
+    """
+    if statistic not in STATISTICS:
+        raise ValueError(f"statistic={statistic!r} is not valid; choices: {', '.join(STATISTICS)}")
+    needed = {"measure", "level", statistic}
+    if not needed <= set(stats.columns):
+        raise ValueError(f"stats must have columns {sorted(needed)} (found {list(stats.columns)})")
+    if measures is None:
+        measures = list(pd.unique(stats["measure"]))
+    else:
+        unknown = [m for m in measures if m not in set(stats["measure"])]
+        if unknown:
+            raise ValueError(f"measures {unknown} are not in stats; choices: {', '.join(pd.unique(stats['measure']))}")
+    method = stats.attrs.get("method")
+    fig, ax = _figure(ax, figsize)
+    levels = list(pd.unique(stats["level"]))
+    numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in levels)
+    fractions = numeric and method in ("sample", "stratified")
+    for measure in measures:
+        sub = stats[stats["measure"] == measure]
+        grouped = sub.groupby("level", sort=numeric)[statistic]
+        mean, std = grouped.mean(), grouped.std(ddof=1).fillna(0.0)
+        if numeric:
+            x = mean.index.to_numpy(dtype=float) * (100.0 if fractions else 1.0)
+        else:
+            mean = mean.reindex(levels)
+            std = std.reindex(levels)
+            x = np.arange(len(levels))
+        (line,) = ax.plot(x, mean.to_numpy(), marker="o", markersize=4, label=measure)
+        if band and (std.to_numpy() > 0).any():
+            ax.fill_between(x, mean.to_numpy() - std.to_numpy(), mean.to_numpy() + std.to_numpy(),
+                            color=line.get_color(), alpha=0.15, linewidth=0)
+    if not numeric:
+        ax.set_xticks(np.arange(len(levels)))
+        ax.set_xticklabels([str(v) for v in levels], rotation=60, ha="right", fontsize=7)
+    if logx and numeric:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel or (_LEVEL_LABELS.get(method, "level") + (" (%)" if fractions else "")))
+    ax.set_ylabel(STATISTICS[statistic])
+    reference = stats.attrs.get("reference")
+    if title is None:
+        title = STATISTICS[statistic] + (f" vs {reference} on full judgments" if reference
+                                         else " vs the same measure on full judgments")
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    _save(fig, path, dpi)
+    return fig
+
+
+def plot_scatter(actual, estimated, *, ax=None, title: Optional[str] = None, xlabel: str = "actual",
+                 ylabel: str = "estimated", labels: Optional[Sequence[str]] = None, path=None, dpi: int = 100,
+                 figsize=(3.6, 3.6)):
+    """Estimated against actual per-run scores, with y = x and "RMS = …, τ = …, ρ = …" in the title.
+
+    ``actual``/``estimated``: per-run score vectors (``pandas.Series`` indexed by run are aligned by run).
+    ``title`` is put above the statistics line. Returns the ``Figure``.
+    """
+    from ir_incomplete.robustness.compare import _pair, kendall_tau, pearson, rmse
+    a, e = _pair(actual, estimated)
+    fig, ax = _figure(ax, figsize)
+    ax.scatter(a, e, s=12, alpha=0.8, edgecolors="none")
+    lo = float(min(a.min(), e.min(), 0.0))
+    hi = float(max(a.max(), e.max()))
+    pad = 0.03 * (hi - lo if hi > lo else 1.0)
+    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="0.4", linewidth=0.8, linestyle="--")
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(lo - pad, hi + pad)
+    ax.set_aspect("equal", adjustable="box")
+    if labels is not None:
+        for x, y, text in zip(a, e, labels):
+            ax.annotate(str(text), (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
+    stats_line = f"RMS = {rmse(a, e):.4f}, τ = {kendall_tau(a, e):.4f}, ρ = {pearson(a, e):.4f}"
+    ax.set_title(stats_line if not title else f"{title}\n{stats_line}", fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    _save(fig, path, dpi)
+    return fig
