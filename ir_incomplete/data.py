@@ -31,7 +31,7 @@ from ir_incomplete._lazy import pandas as pd
 
 __all__ = [
     "POOLED_UNJUDGED", "UNPOOLED", "PAD", "NEGATIVE_POLICIES", "SCORE_PRECISIONS",
-    "Qrels", "RankedLists", "read_trec_qrels", "read_trec_run", "rank_runs", "run_columns",
+    "Qrels", "RankedLists", "read_trec_qrels", "read_trec_run", "rank_runs", "run_columns", "trec_order",
 ]
 
 _DENSE_LOOKUP_CELLS = 4_000_000   # qrels look-up through a dense [topics × judged docs] table up to this size
@@ -387,6 +387,39 @@ def _segments(qids: np.ndarray):
     return np.concatenate(([0], change)).astype(np.int64)
 
 
+def trec_order(ranking: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray,
+               score_precision: str = "float32") -> np.ndarray:
+    """The permutation that puts items in trec_eval's order: grouped by ``ranking`` (an int64 id per
+    item, ascending), then score descending (compared as ``float32`` by default, as trec_eval 9 does),
+    ties broken by document id descending, byte-wise (code-point order of the ``str`` ids).
+
+    One stable sort, linear when the input is already in this order; only tied items are re-sorted.
+    """
+    if score_precision not in SCORE_PRECISIONS:
+        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
+    ranking = np.asarray(ranking, dtype=np.int64)
+    if score_precision == "float32":
+        order = np.argsort((ranking << 32) | _descending_score_keys(scores), kind="stable")
+        cmp_scores = scores[order].astype(np.float32)
+    else:
+        order = np.lexsort((-scores, ranking))
+        cmp_scores = scores[order]
+    ranked = ranking[order]
+    tied = np.flatnonzero((ranked[1:] == ranked[:-1]) & (cmp_scores[1:] == cmp_scores[:-1]))
+    if len(tied):
+        pos = np.unique(np.concatenate((tied, tied + 1)))
+        sub_ids = doc_ids[order[pos]]
+        if max(map(len, sub_ids)) <= _FIXED_WIDTH_CHARS:
+            sub_ids = sub_ids.astype(str)  # fixed-width: same code-point order, sorted in C
+        _, doc_rank = np.unique(sub_ids, return_inverse=True)
+        group = np.cumsum(np.concatenate(([True], ~((ranked[pos[1:]] == ranked[pos[:-1]]) &
+                                                     (cmp_scores[pos[1:]] == cmp_scores[pos[:-1]]) &
+                                                     (pos[1:] == pos[:-1] + 1)))))
+        within = np.lexsort((-doc_rank.reshape(-1), group))
+        order[pos] = order[pos[within]]
+    return order
+
+
 def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "float32") -> RankedLists:
     """Convert runs (name → any run form) into one :class:`RankedLists` against ``qrels``.
 
@@ -422,31 +455,9 @@ def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "flo
         scores = np.zeros(0)
 
     ranking = run_no * max(n_topics, 1) + topic
-    if score_precision == "float32":
-        order = np.argsort((ranking << 32) | _descending_score_keys(scores), kind="stable")
-    else:
-        order = np.lexsort((-scores, ranking))
+    order = trec_order(ranking, scores, dids, score_precision)
     ranking = ranking[order]
     dids = dids[order]
-    scores_sorted = scores[order]
-    if score_precision == "float32":
-        cmp_scores = scores_sorted.astype(np.float32)
-    else:
-        cmp_scores = scores_sorted
-    # ties: equal ranking and equal score → document id descending, byte-wise (code point order)
-    tied = np.flatnonzero((ranking[1:] == ranking[:-1]) & (cmp_scores[1:] == cmp_scores[:-1]))
-    if len(tied):
-        pos = np.unique(np.concatenate((tied, tied + 1)))
-        sub_ids = dids[pos]
-        if max(map(len, sub_ids)) <= _FIXED_WIDTH_CHARS:
-            sub_ids = sub_ids.astype(str)  # fixed-width: same code-point order, sorted in C
-        _, doc_rank = np.unique(sub_ids, return_inverse=True)
-        group = np.cumsum(np.concatenate(([True], ~((ranking[pos[1:]] == ranking[pos[:-1]]) &
-                                                     (cmp_scores[pos[1:]] == cmp_scores[pos[:-1]]) &
-                                                     (pos[1:] == pos[:-1] + 1)))))
-        within = np.lexsort((-doc_rank.reshape(-1), group))
-        order[pos] = order[pos[within]]
-        dids[pos] = dids[pos[within]]
     hashes = _hash_ids(dids)
 
     # rows = distinct rankings

@@ -34,7 +34,7 @@ from typing import Iterable, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from ir_incomplete.data import SCORE_PRECISIONS, Qrels, run_columns
+from ir_incomplete.data import SCORE_PRECISIONS, Qrels, run_columns, trec_order
 
 __all__ = [
     "UNJUDGED_POLICIES", "RunPool", "sample_judgments", "stratified_sample", "depth_pool", "mixed_pool",
@@ -263,7 +263,8 @@ class RunPool:
     Built once from runs (anything :func:`ir_incomplete.evaluate` accepts as ``runs``); each run is
     ordered per topic by score descending (compared as ``float32`` by default, like trec_eval 9 and
     pytrec_eval; ``score_precision="float64"`` for trec_eval 10), ties by document id descending
-    (code-point order, i.e. byte-wise on UTF-8 like C ``strcmp``). One ``numpy.lexsort`` over all runs.
+    (code-point order, i.e. byte-wise on UTF-8 like C ``strcmp``): :func:`ir_incomplete.data.trec_order`
+    over all runs at once.
 
     ``pool(depth, runs=None)`` is the union of the top-``depth`` documents of the chosen runs (all by
     default) per topic; ``depth=None`` takes whole rankings.
@@ -301,17 +302,8 @@ class RunPool:
         self.doc_ids = np.asarray(doc_ids, dtype=object)
         n_topics = max(len(self.topic_ids), 1)
         ranking = run_no * n_topics + topic.astype(np.int64)
-        neg_score = -(scores.astype(np.float32) if score_precision == "float32" else scores)
-        order = np.lexsort((neg_score, ranking))
-        r_sorted, s_sorted = ranking[order], neg_score[order]
-        tied = np.flatnonzero((r_sorted[1:] == r_sorted[:-1]) & (s_sorted[1:] == s_sorted[:-1]))
-        if len(tied):  # break score ties by document id descending
-            pos = np.unique(np.concatenate((tied, tied + 1)))
-            doc_rank = np.zeros(len(order), dtype=np.int64)
-            _, inverse = np.unique(dids[order[pos]], return_inverse=True)
-            doc_rank[order[pos]] = np.asarray(inverse).reshape(-1) + 1
-            order = np.lexsort((-doc_rank, neg_score, ranking))
-            r_sorted = ranking[order]
+        order = trec_order(ranking, scores, dids, score_precision)
+        r_sorted = ranking[order]
         n = len(order)
         start = np.concatenate(([True], r_sorted[1:] != r_sorted[:-1])) if n else np.zeros(0, bool)
         first = np.maximum.accumulate(np.where(start, np.arange(n), 0)) if n else np.zeros(0, np.int64)
