@@ -201,10 +201,15 @@ class BprefMeasure(IncompleteMeasure, _Bpref):
     EXTENSION_PARAMS = ("variant", "cutoff")
 
     def compute(self, ranked, qrels):
-        rel = self.get("rel")
-        return kernels.bpref(ranked.truncated(self.get("cutoff")), ranked.per_topic(qrels.n_relevant(rel)),
-                             ranked.per_topic(qrels.n_nonrelevant(rel)), rel_level=rel,
-                             variant=self.get("variant"), extra=0)
+        return _bpref(self, ranked, qrels, extra=0)
+
+
+def _bpref(measure, ranked, qrels, extra: int):
+    """bpref of ``measure``'s parameters with the nonrelevant cap R + ``extra`` (0: bpref, 10: bpref-10)."""
+    rel = measure.get("rel")
+    return kernels.bpref(ranked.truncated(measure.get("cutoff")), ranked.per_topic(qrels.n_relevant(rel)),
+                         ranked.per_topic(qrels.n_nonrelevant(rel)), rel_level=rel,
+                         variant=measure.get("variant"), extra=extra)
 
 
 class Bpref10Measure(IncompleteMeasure):
@@ -240,10 +245,7 @@ class Bpref10Measure(IncompleteMeasure):
     }
 
     def compute(self, ranked, qrels):
-        rel = self.get("rel")
-        return kernels.bpref(ranked.truncated(self.get("cutoff")), ranked.per_topic(qrels.n_relevant(rel)),
-                             ranked.per_topic(qrels.n_nonrelevant(rel)), rel_level=rel,
-                             variant=self.get("variant"), extra=10)
+        return _bpref(self, ranked, qrels, extra=10)
 
 
 class RankEffMeasure(IncompleteMeasure):
