@@ -119,6 +119,10 @@ def evaluate(runs, qrels, measures, *, per_query: bool = True, negative: str = "
     names = list(run_map)
     frames = []
     ours = [(m, as_incomplete(m)) for m in measures if computable(m)]
+    others = [m for m in measures if not computable(m)]
+    if ours and others:  # both paths read every run: read files once
+        run_map = {name: read_trec_run(run) if isinstance(run, (str, os.PathLike)) else run
+                   for name, run in run_map.items()}
     if ours:
         ranked = rank_runs(run_map, judged, score_precision)
         n_runs, n_topics = len(names), judged.n_topics
@@ -129,7 +133,6 @@ def evaluate(runs, qrels, measures, *, per_query: bool = True, negative: str = "
             grid[ranked.run_of_row, ranked.topic_of_row] = impl.compute(ranked, judged)
             frames.append(pd.DataFrame({"run": run_col, "query_id": qid_col, "measure": repr(measure),
                                         "value": grid.ravel()}))
-    others = [m for m in measures if not computable(m)]
     if others:
         frames.extend(_evaluate_elsewhere(run_map, judged, others))
     result = pd.concat(frames, ignore_index=True)
