@@ -16,6 +16,7 @@ Scales
 
 Adding a measure family: one entry in :data:`FAMILIES` (see its comment).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,14 +27,14 @@ import pstats
 import resource
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
-
-import numpy as np
-import pandas as pd
+from typing import Any
 
 import ir_measures
+import numpy as np
+import pandas as pd
 import pytrec_eval
 
 import ir_incomplete
@@ -63,17 +64,16 @@ class Reference:
     relevance_level: int = 1
 
 
-ReferenceSpec = Union[Reference, Callable[[pd.DataFrame, pd.DataFrame], Sequence[float]], None]
+ReferenceSpec = Reference | Callable[[pd.DataFrame, pd.DataFrame], Sequence[float]] | None
 
 # name -> (our measures as strings in ir_incomplete's grammar, evaluated together in one call;
 #          reference: a Reference, a callable (see Reference) or None = timed as ours only and
 #          reported relative to our time for BASELINE_FAMILY, the "within 2× of infAP" target).
-FAMILIES: Dict[str, Tuple[Sequence[str], ReferenceSpec]] = {
+FAMILIES: dict[str, tuple[Sequence[str], ReferenceSpec]] = {
     "infAP": (("infAP",), Reference(ir_measures=("infAP",), pytrec_eval=("infAP",))),
     "infAP-variants": (("infAP(c=1.5)", "infAP(variant=uniform)@100"), None),
     "Bpref": (("Bpref",), Reference(ir_measures=("Bpref",), pytrec_eval=("bpref",))),
-    "AP-family": (("indAP", "indAP(variant=original)", "subAP", "Bpref(variant=paper)", "Bpref10",
-                   "RankEff"), None),
+    "AP-family": (("indAP", "indAP(variant=original)", "subAP", "Bpref(variant=paper)", "Bpref10", "RankEff"), None),
     "graded-AP": (("GAP(g=0.5,0.5)", "xGAP(g=0.5,0.5)", "eGAP(g=0.5,0.5)"), None),
     "BootNDCG": (("BootNDCG@10", "NDCGUpper@10"), None),
 }
@@ -87,7 +87,7 @@ BASELINE_FAMILY = "infAP"
 class Scale:
     name: str
     description: str
-    runs: Dict[str, pd.DataFrame]
+    runs: dict[str, pd.DataFrame]
     qrels: pd.DataFrame
     repeats: int
 
@@ -98,16 +98,19 @@ def _distinct_per_row(rng: np.random.Generator, rows: int, per_row: int, univers
     return rng.permuted(base + np.arange(per_row), axis=1)
 
 
-def _run_frame(qids: np.ndarray, docs: np.ndarray, rng: np.random.Generator, prefix: str,
-               loc: float, scale: float) -> pd.DataFrame:
+def _run_frame(
+    qids: np.ndarray, docs: np.ndarray, rng: np.random.Generator, prefix: str, loc: float, scale: float
+) -> pd.DataFrame:
     """A run with ``docs[t]`` (rank order) for topic ``qids[t]``; float64 scores, descending."""
     n_topics, depth = docs.shape
     scores = -np.sort(-rng.normal(loc, scale, size=(n_topics, depth)), axis=1)
-    return pd.DataFrame({
-        "query_id": np.repeat(qids, depth),
-        "doc_id": np.char.add(prefix, docs.ravel().astype(str)),
-        "score": scores.ravel(),
-    })
+    return pd.DataFrame(
+        {
+            "query_id": np.repeat(qids, depth),
+            "doc_id": np.char.add(prefix, docs.ravel().astype(str)),
+            "score": scores.ravel(),
+        }
+    )
 
 
 def make_scale_s(repeats: int) -> Scale:
@@ -117,23 +120,23 @@ def make_scale_s(repeats: int) -> Scale:
     n_topics, depth, n_extra, collection = 50, 1000, 1000, 528_155
     qids = np.array([str(301 + t) for t in range(n_topics)])
     docs = _distinct_per_row(rng, n_topics, depth + n_extra, collection)
-    run_docs, extra_docs = docs[:, :depth], docs[:, depth:]
+    run_docs = docs[:, :depth]
     run = _run_frame(qids, run_docs, rng, "D", 12.0, 3.0)
 
     rank = np.broadcast_to(np.arange(depth), (n_topics, depth))
-    judged_in_run = rng.random((n_topics, depth)) < 0.95 - 0.5 * rank / depth       # ~700 per topic
+    judged_in_run = rng.random((n_topics, depth)) < 0.95 - 0.5 * rank / depth  # ~700 per topic
     judged_extra = np.zeros((n_topics, n_extra), dtype=bool)
-    judged_extra[:, :800] = True                                                      # 800 per topic
-    p_rel = np.concatenate([0.05 + 0.45 * np.exp(-rank / 150.0),
-                            np.full((n_topics, n_extra), 0.03)], axis=1)
+    judged_extra[:, :800] = True  # 800 per topic
+    p_rel = np.concatenate([0.05 + 0.45 * np.exp(-rank / 150.0), np.full((n_topics, n_extra), 0.03)], axis=1)
     judged = np.concatenate([judged_in_run, judged_extra], axis=1)
     topic = np.broadcast_to(np.arange(n_topics)[:, None], judged.shape)[judged]
     doc = docs[judged]
     relevant = rng.random(len(doc)) < p_rel[judged]
     grade = np.where(relevant, np.where(rng.random(len(doc)) < 0.35, 2, 1), 0)
     grade[rng.random(len(doc)) < 0.05] = -1
-    qrels = pd.DataFrame({"query_id": qids[topic], "doc_id": np.char.add("D", doc.astype(str)),
-                          "relevance": grade.astype(np.int64)})
+    qrels = pd.DataFrame(
+        {"query_id": qids[topic], "doc_id": np.char.add("D", doc.astype(str)), "relevance": grade.astype(np.int64)}
+    )
     return Scale("S", f"{n_topics} topics × {depth} docs", {"run": run}, qrels, repeats)
 
 
@@ -152,13 +155,18 @@ def make_scale_m(repeats: int) -> Scale:
     rank = np.minimum((depth * rng.random(len(topic)) ** 3).astype(np.int64), depth - 1)
     doc = np.where(from_run, docs[topic, rank], rng.integers(0, collection, size=len(topic)))
     order = np.argsort(qids[topic], kind="stable")  # a qrels file sorted by query id
-    qrels = pd.DataFrame({"query_id": qids[topic][order], "doc_id": doc[order].astype(str),
-                          "relevance": np.ones(len(topic), dtype=np.int64)})
+    qrels = pd.DataFrame(
+        {
+            "query_id": qids[topic][order],
+            "doc_id": doc[order].astype(str),
+            "relevance": np.ones(len(topic), dtype=np.int64),
+        }
+    )
     qrels = qrels.drop_duplicates(["query_id", "doc_id"], ignore_index=True)
     return Scale("M", f"{n_topics} topics × {depth} docs", {"run": run}, qrels, repeats)
 
 
-def make_scale_covid(repeats: int) -> Optional[Scale]:
+def make_scale_covid(repeats: int) -> Scale | None:
     runs_dir = COVID_DIR / "runs"
     qrels_path = COVID_DIR / "qrels.round1.txt.gz"
     if not runs_dir.is_dir() or not qrels_path.is_file():
@@ -176,13 +184,13 @@ def make_scale_covid(repeats: int) -> Optional[Scale]:
 # ---------------------------------------------------------------------------------------------------
 # contenders
 # ---------------------------------------------------------------------------------------------------
-Values = Dict[str, List[float]]  # run name -> mean value per measure (family order)
+Values = dict[str, list[float]]  # run name -> mean value per measure (family order)
 
 
 def _ours_evaluate(scale: Scale, measures) -> Values:
     arg = scale.runs if len(scale.runs) > 1 else scale.runs["run"]
     frame = ir_incomplete.evaluate(arg, scale.qrels, measures, per_query=False)
-    by = {(r, m): v for r, m, v in zip(frame["run"], frame["measure"], frame["value"])}
+    by = {(r, m): v for r, m, v in zip(frame["run"], frame["measure"], frame["value"], strict=True)}
     return {name: [by[(name, repr(m))] for m in measures] for name in scale.runs}
 
 
@@ -194,7 +202,7 @@ def _via_provider(provider, scale: Scale, measures) -> Values:
     return out
 
 
-def _dict_of_dicts(frame: pd.DataFrame, value_column: str, dtype) -> Dict[str, Dict[str, Any]]:
+def _dict_of_dicts(frame: pd.DataFrame, value_column: str, dtype) -> dict[str, dict[str, Any]]:
     """pytrec_eval's input, built as fast as plain Python allows (one ``dict(zip())`` per query)."""
     qids = frame["query_id"].to_numpy(dtype=object)
     codes, uniques = pd.factorize(qids)
@@ -203,8 +211,8 @@ def _dict_of_dicts(frame: pd.DataFrame, value_column: str, dtype) -> Dict[str, D
     docs = frame["doc_id"].to_numpy(dtype=object)[order].tolist()
     values = frame[value_column].to_numpy().astype(dtype)[order].tolist()
     out, start = {}, 0
-    for qid, end in zip(uniques.tolist(), ends):
-        out[qid] = dict(zip(docs[start:end], values[start:end]))
+    for qid, end in zip(uniques.tolist(), ends, strict=True):
+        out[qid] = dict(zip(docs[start:end], values[start:end], strict=True))
         start = end
     return out
 
@@ -232,7 +240,7 @@ def _callable_reference(function, scale: Scale) -> Values:
 # ---------------------------------------------------------------------------------------------------
 # timing
 # ---------------------------------------------------------------------------------------------------
-def best_of(repeats: int, thunk: Callable[[], Any]) -> Tuple[float, Any]:
+def best_of(repeats: int, thunk: Callable[[], Any]) -> tuple[float, Any]:
     best, result = float("inf"), None
     for _ in range(max(repeats, 1)):
         result = None
@@ -249,16 +257,16 @@ class Row:
     family: str
     contender: str
     seconds: float
-    ratio: Optional[float] = None   # seconds / our evaluate time (reference rows, our provider row)
-    vs_baseline: Optional[float] = None  # our time / our BASELINE_FAMILY time (ours-only families)
-    kind: str = "ours"                   # ours | reference | conversion
+    ratio: float | None = None  # seconds / our evaluate time (reference rows, our provider row)
+    vs_baseline: float | None = None  # our time / our BASELINE_FAMILY time (ours-only families)
+    kind: str = "ours"  # ours | reference | conversion
 
 
 def _max_diff(a: Values, b: Values) -> float:
     worst = 0.0
     for name, values in a.items():
         other = b[name]
-        for x, y in zip(values, other):
+        for x, y in zip(values, other, strict=True):
             if np.isnan(x) or np.isnan(y):
                 if not (np.isnan(x) and np.isnan(y)):
                     return float("inf")
@@ -271,8 +279,14 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def bench_family(scale: Scale, family: str, rows: List[Row], checks: List[Tuple[str, bool]],
-                 baseline: Dict[str, float], profiles: Optional[List[str]]) -> None:
+def bench_family(
+    scale: Scale,
+    family: str,
+    rows: list[Row],
+    checks: list[tuple[str, bool]],
+    baseline: dict[str, float],
+    profiles: list[str] | None,
+) -> None:
     """Time every contender of ``family`` on ``scale``; append rows, value checks (and profiles)."""
     strings, reference = FAMILIES[family]
     measures = [ir_incomplete.parse(s) for s in strings]
@@ -293,8 +307,15 @@ def bench_family(scale: Scale, family: str, rows: List[Row], checks: List[Tuple[
     log(f"[{scale.name}] {family}: ours (provider via ir_measures)")
     t_prov, prov = best_of(reps, lambda: _via_provider(ours_provider, scale, measures))
     checks.append(_check(scale, family, "ours via provider", ours, prov))
-    rows.append(Row(scale.name, family, "ours: ir_measures provider 'ir_incomplete'"
-                    + ("" if single else " (loop per run)"), t_prov, ratio=t_prov / t_ours))
+    rows.append(
+        Row(
+            scale.name,
+            family,
+            "ours: ir_measures provider 'ir_incomplete'" + ("" if single else " (loop per run)"),
+            t_prov,
+            ratio=t_prov / t_ours,
+        )
+    )
 
     if reference is None:
         base = baseline.get(scale.name)
@@ -307,41 +328,72 @@ def bench_family(scale: Scale, family: str, rows: List[Row], checks: List[Tuple[
             log(f"[{scale.name}] {family}: ir_measures + pytrec_eval")
             t_ref, ref = best_of(reps, lambda: _via_provider(ir_measures.pytrec_eval, scale, ref_measures))
             checks.append(_check(scale, family, "ir_measures + pytrec_eval", ours, ref))
-            rows.append(Row(scale.name, family, "ir_measures.pytrec_eval.calc_aggregate"
-                            + ("" if single else " (loop per run)"), t_ref, ratio=t_ref / t_ours,
-                            kind="reference"))
+            rows.append(
+                Row(
+                    scale.name,
+                    family,
+                    "ir_measures.pytrec_eval.calc_aggregate" + ("" if single else " (loop per run)"),
+                    t_ref,
+                    ratio=t_ref / t_ours,
+                    kind="reference",
+                )
+            )
         if reference.pytrec_eval:
             log(f"[{scale.name}] {family}: pytrec_eval directly")
             t_dicts, (qrels_dict, run_dicts) = best_of(reps, lambda: _pytrec_dicts(scale))
-            t_eval, ref = best_of(reps, lambda: _pytrec_evaluate(qrels_dict, run_dicts, reference.pytrec_eval,
-                                                                  reference.relevance_level))
+            t_eval, ref = best_of(
+                reps, lambda: _pytrec_evaluate(qrels_dict, run_dicts, reference.pytrec_eval, reference.relevance_level)
+            )
             del qrels_dict, run_dicts
             checks.append(_check(scale, family, "pytrec_eval", ours, ref))
-            rows.append(Row(scale.name, family, "pytrec_eval: DataFrames → dict of dicts", t_dicts,
-                            kind="conversion"))
-            rows.append(Row(scale.name, family, "pytrec_eval: RelevanceEvaluator + evaluate"
-                            + ("" if single else " (one evaluator, loop per run)"), t_eval,
-                            ratio=t_eval / t_ours, kind="reference"))
-            rows.append(Row(scale.name, family, "pytrec_eval: total (dicts + evaluate)", t_dicts + t_eval,
-                            ratio=(t_dicts + t_eval) / t_ours, kind="reference"))
+            rows.append(Row(scale.name, family, "pytrec_eval: DataFrames → dict of dicts", t_dicts, kind="conversion"))
+            rows.append(
+                Row(
+                    scale.name,
+                    family,
+                    "pytrec_eval: RelevanceEvaluator + evaluate" + ("" if single else " (one evaluator, loop per run)"),
+                    t_eval,
+                    ratio=t_eval / t_ours,
+                    kind="reference",
+                )
+            )
+            rows.append(
+                Row(
+                    scale.name,
+                    family,
+                    "pytrec_eval: total (dicts + evaluate)",
+                    t_dicts + t_eval,
+                    ratio=(t_dicts + t_eval) / t_ours,
+                    kind="reference",
+                )
+            )
     else:
         log(f"[{scale.name}] {family}: reference callable")
         t_ref, ref = best_of(reps, lambda: _callable_reference(reference, scale))
         checks.append(_check(scale, family, "reference", ours, ref))
-        rows.append(Row(scale.name, family, f"reference {getattr(reference, '__name__', 'callable')}",
-                        t_ref, ratio=t_ref / t_ours, kind="reference"))
+        rows.append(
+            Row(
+                scale.name,
+                family,
+                f"reference {getattr(reference, '__name__', 'callable')}",
+                t_ref,
+                ratio=t_ref / t_ours,
+                kind="reference",
+            )
+        )
 
 
-def _check(scale: Scale, family: str, who: str, ours: Values, ref: Values) -> Tuple[str, bool]:
+def _check(scale: Scale, family: str, who: str, ours: Values, ref: Values) -> tuple[str, bool]:
     diff = _max_diff(ours, ref)
     ok = diff < TOLERANCE
     n = sum(len(v) for v in ours.values())
     first = np.array([v[0] for v in ours.values()])
-    shown = (f"{first[0]:.4f}" if len(first) == 1 else
-             f"{first.min():.4f}..{first.max():.4f} over the runs")
-    text = (f"[{scale.name}] {family}: ours vs {who}: max |diff| = {diff:.2e} over {n} run×measure "
-            f"means (first measure = {shown}) "
-            f"{'ok, < 1e-9' if ok else '— MISMATCH: the times compare different numbers'}")
+    shown = f"{first[0]:.4f}" if len(first) == 1 else f"{first.min():.4f}..{first.max():.4f} over the runs"
+    text = (
+        f"[{scale.name}] {family}: ours vs {who}: max |diff| = {diff:.2e} over {n} run×measure "
+        f"means (first measure = {shown}) "
+        f"{'ok, < 1e-9' if ok else '— MISMATCH: the times compare different numbers'}"
+    )
     log(text)
     return text, ok
 
@@ -396,7 +448,7 @@ def _seconds(s: float) -> str:
     return f"{s:.3f}" if s >= 0.01 else f"{s:.4f}"
 
 
-def print_text(rows: List[Row], headers: Dict[str, str]) -> None:
+def print_text(rows: list[Row], headers: dict[str, str]) -> None:
     width = max(len(r.contender) for r in rows) + 2
     fam_w = max(len(r.family) for r in rows) + 2
     current = None
@@ -408,20 +460,19 @@ def print_text(rows: List[Row], headers: Dict[str, str]) -> None:
         print(f"{row.family:<{fam_w}}{row.contender:<{width}}{_seconds(row.seconds):>10}   {_ratio_text(row)}")
 
 
-def print_markdown(rows: List[Row], headers: Dict[str, str]) -> None:
+def print_markdown(rows: list[Row], headers: dict[str, str]) -> None:
     print("| scale | family | contender | time (s) | reference / ours |")
     print("|---|---|---|---:|---|")
     for row in rows:
-        print(f"| {row.scale} | {row.family} | {row.contender} | {_seconds(row.seconds)} | "
-              f"{_ratio_text(row)} |")
+        print(f"| {row.scale} | {row.family} | {row.contender} | {_seconds(row.seconds)} | {_ratio_text(row)} |")
     print()
     for name in dict.fromkeys(r.scale for r in rows):
         print(f"- {headers[name]}")
 
 
-def summary(rows: List[Row]) -> List[str]:
+def summary(rows: list[Row]) -> list[str]:
     lines = []
-    by_scale: Dict[str, List[Row]] = {}
+    by_scale: dict[str, list[Row]] = {}
     for row in rows:
         by_scale.setdefault(row.scale, []).append(row)
     for scale, items in by_scale.items():
@@ -430,8 +481,9 @@ def summary(rows: List[Row]) -> List[str]:
                 lines.append(f"{scale} {row.family}: ours is {_speed(row.ratio)} than {row.contender}")
             if row.vs_baseline is not None:
                 target = "within" if row.vs_baseline <= 2 else "NOT within"
-                lines.append(f"{scale} {row.family}: {row.vs_baseline:.2f}× our {BASELINE_FAMILY} time "
-                             f"({target} the 2× target)")
+                lines.append(
+                    f"{scale} {row.family}: {row.vs_baseline:.2f}× our {BASELINE_FAMILY} time ({target} the 2× target)"
+                )
     return lines
 
 
@@ -443,7 +495,7 @@ def _rss_mb() -> float:
 # ---------------------------------------------------------------------------------------------------
 # main
 # ---------------------------------------------------------------------------------------------------
-def _names(text: str, valid: Sequence[str], what: str) -> List[str]:
+def _names(text: str, valid: Sequence[str], what: str) -> list[str]:
     names = [t.strip() for t in text.split(",") if t.strip()]
     unknown = [n for n in names if n not in valid]
     if unknown or not names:
@@ -451,12 +503,16 @@ def _names(text: str, valid: Sequence[str], what: str) -> List[str]:
     return names
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--scales", default="S,M,COVID", help="comma-separated: S, M, COVID (default: all)")
-    parser.add_argument("--families", default=",".join(FAMILIES),
-                        help=f"comma-separated measure families (default: all = {','.join(FAMILIES)})")
+    parser.add_argument(
+        "--families",
+        default=",".join(FAMILIES),
+        help=f"comma-separated measure families (default: all = {','.join(FAMILIES)})",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="best of N for S and COVID (default 3)")
     parser.add_argument("--repeats-m", type=int, default=1, help="best of N for M (default 1)")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table (for the README)")
@@ -468,12 +524,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         families = [BASELINE_FAMILY] + [f for f in families if f != BASELINE_FAMILY]
 
     _warm_up(families)
-    rows: List[Row] = []
-    checks: List[Tuple[str, bool]] = []
-    notes: List[str] = []
-    headers: Dict[str, str] = {}
-    baseline: Dict[str, float] = {}
-    profiles: Optional[List[str]] = [] if args.profile else None
+    rows: list[Row] = []
+    checks: list[tuple[str, bool]] = []
+    notes: list[str] = []
+    headers: dict[str, str] = {}
+    baseline: dict[str, float] = {}
+    profiles: list[str] | None = [] if args.profile else None
     for name in scales:
         log(f"[{name}] preparing data (not timed)")
         start = time.perf_counter()
@@ -484,23 +540,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             scale = make_scale_covid(args.repeats)
             if scale is None:
-                notes.append("COVID skipped: ../shared/data/trec-covid-round1 (the shared folder next to the "
-                             "repository) is absent")
+                notes.append(
+                    "COVID skipped: ../shared/data/trec-covid-round1 (the shared folder next to the "
+                    "repository) is absent"
+                )
                 log(notes[-1])
                 continue
         n_run_rows = sum(len(r) for r in scale.runs.values())
         per_topic = len(scale.qrels) / max(scale.qrels["query_id"].nunique(), 1)
-        headers[name] = (f"{name}: {scale.description} ({n_run_rows:,} run rows, {len(scale.qrels):,} "
-                         f"judgments, {per_topic:.1f}/topic; best of {scale.repeats})")
+        headers[name] = (
+            f"{name}: {scale.description} ({n_run_rows:,} run rows, {len(scale.qrels):,} "
+            f"judgments, {per_topic:.1f}/topic; best of {scale.repeats})"
+        )
         log(f"[{name}] data ready in {time.perf_counter() - start:.1f} s: {headers[name]}")
         if BASELINE_FAMILY not in families:  # ours-only families are reported against it
             measures = [ir_incomplete.parse(s) for s in FAMILIES[BASELINE_FAMILY][0]]
             log(f"[{name}] {BASELINE_FAMILY}: ours (evaluate), as the baseline of ours-only families")
-            baseline[name], _ = best_of(scale.repeats, lambda: _ours_evaluate(scale, measures))
+            baseline[name], _ = best_of(
+                scale.repeats, lambda scale=scale, measures=measures: _ours_evaluate(scale, measures)
+            )
         for family in families:
             bench_family(scale, family, rows, checks, baseline, profiles)
-        notes.append(f"peak RSS of the process after {name}: {_rss_mb():,.0f} MB (ru_maxrss: includes the "
-                     f"data and every contender so far)")
+        notes.append(
+            f"peak RSS of the process after {name}: {_rss_mb():,.0f} MB (ru_maxrss: includes the "
+            f"data and every contender so far)"
+        )
         del scale
         gc.collect()
 
@@ -514,24 +578,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for line in summary(rows):
             print(f"- {line}")
         print()
-        for text, ok in checks:
+        for text, _ok in checks:
             print(f"- {text}")
         print()
-        print(f"- machine: {_cores()} cores; ours = `ir_incomplete.evaluate(..., per_query=False)`, end to end "
-              f"from DataFrames")
+        print(
+            f"- machine: {_cores()} cores; ours = `ir_incomplete.evaluate(..., per_query=False)`, end to end "
+            f"from DataFrames"
+        )
         for note in notes:
             print(f"- {note}")
     else:
         print_text(rows, headers)
         print("\nvalue checks (aggregate means, |diff| < 1e-9 required):")
-        for text, ok in checks:
+        for text, _ok in checks:
             print(f"  {text}")
         print("\nsummary:")
         for line in summary(rows):
             print(f"  {line}")
         print("\nnotes:")
-        print(f"  machine: {_cores()} cores; ours = ir_incomplete.evaluate(..., per_query=False), end to end "
-              f"from DataFrames")
+        print(
+            f"  machine: {_cores()} cores; ours = ir_incomplete.evaluate(..., per_query=False), end to end "
+            f"from DataFrames"
+        )
         for note in notes:
             print(f"  {note}")
     for text in profiles or []:
@@ -541,6 +609,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _cores() -> str:
     import os
+
     return str(len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else str(os.cpu_count())
 
 

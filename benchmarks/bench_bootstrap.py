@@ -5,6 +5,7 @@ with half of every top 10 unjudged, and all 143 TREC-COVID round-1 runs x 30 top
 BootNDCG.compute on ranked lists; "end to end" adds turning the run DataFrames into ranked lists.
 Usage: python benchmarks/bench_bootstrap.py [DATA_FOLDER]  (default ../shared/data beside the project)
 """
+
 import sys
 import time
 from pathlib import Path
@@ -37,9 +38,11 @@ def report(label, runs, qrels, repeat=5):
     measure = best(lambda: MEASURE.compute(ranked, judged), repeat)
     total = best(lambda: MEASURE.compute(rank_runs(runs, judged), judged), repeat)
     reference = REFERENCE * judged.n_topics * len(runs) / 4
-    print(f"{label}: {len(runs)} runs x {judged.n_topics} topics, {unjudged:.1f} unjudged per top 10 | "
-          f"measure {measure:.3f} s, end to end {total:.3f} s | reference {reference:,.0f} s | "
-          f"speed-up {reference / total:,.0f}x (measure only {reference / measure:,.0f}x)")
+    print(
+        f"{label}: {len(runs)} runs x {judged.n_topics} topics, {unjudged:.1f} unjudged per top 10 | "
+        f"measure {measure:.3f} s, end to end {total:.3f} s | reference {reference:,.0f} s | "
+        f"speed-up {reference / total:,.0f}x (measure only {reference / measure:,.0f}x)"
+    )
 
 
 def synthetic(n_runs=4, n_topics=50, depth=1000, seed=0):
@@ -47,14 +50,18 @@ def synthetic(n_runs=4, n_topics=50, depth=1000, seed=0):
     qrels, runs = [], {}
     for t in range(n_topics):
         judged_docs = [f"t{t}-d{i}" for i in range(200)]
-        qrels += [(f"q{t}", d, int(g)) for d, g in zip(judged_docs, rng.choice(3, 200, p=[.6, .25, .15]))]
+        qrels += [
+            (f"q{t}", d, int(g)) for d, g in zip(judged_docs, rng.choice(3, 200, p=[0.6, 0.25, 0.15]), strict=True)
+        ]
     qrels = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
     for r in range(n_runs):
         rows = []
         for t in range(n_topics):
             docs = np.array([f"t{t}-d{i}" for i in rng.permutation(200)] + [f"t{t}-x{i}" for i in range(depth - 200)])
             docs = rng.permutation(docs)  # about 20% judged anywhere; half of every top 10 unjudged below
-            top = list(rng.choice([d for d in docs if "-d" in d], 5, replace=False)) + [d for d in docs if "-x" in d][:5]
+            top = (
+                list(rng.choice([d for d in docs if "-d" in d], 5, replace=False)) + [d for d in docs if "-x" in d][:5]
+            )
             rest = [d for d in docs if d not in set(top)]
             order = top + rest
             rows += [(f"q{t}", d, float(depth - i)) for i, d in enumerate(order)]

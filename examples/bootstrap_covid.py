@@ -14,6 +14,7 @@ Run from the project root (the data live in ``../shared/data``, or pass its fold
 
     python examples/bootstrap_covid.py [DATA_FOLDER]
 """
+
 from __future__ import annotations
 
 import sys
@@ -45,8 +46,11 @@ def load(data: Path):
     if not folder.exists():
         raise SystemExit(f"{folder} not found: pass the folder that holds trec-covid-round1/")
     runs = {p.name[:-3]: read_trec_run(p) for p in sorted((folder / "runs").glob("*.gz"))}
-    return runs, read_trec_qrels(folder / "qrels.round1.txt.gz"), \
-        read_trec_qrels(folder / "qrels.complete-topics1-30.txt.gz")
+    return (
+        runs,
+        read_trec_qrels(folder / "qrels.round1.txt.gz"),
+        read_trec_qrels(folder / "qrels.complete-topics1-30.txt.gz"),
+    )
 
 
 def main(argv=None) -> int:
@@ -70,11 +74,16 @@ def main(argv=None) -> int:
         per_query = scores.loc[repr(ir_incomplete.parse(measure))].reindex(reference.index)
         system = per_query.groupby(level="run").mean().reindex(ref_system.index)
         tau = kendalltau(system.to_numpy(), ref_system.to_numpy()).statistic
-        rows.append({"estimator": label, "measure": measure,
-                     "mean": system.mean(),
-                     "RMSE (systems)": float(np.sqrt(np.mean((system - ref_system) ** 2))),
-                     "RMSE (queries)": float(np.sqrt(np.mean((per_query - reference) ** 2))),
-                     "Kendall tau": tau})
+        rows.append(
+            {
+                "estimator": label,
+                "measure": measure,
+                "mean": system.mean(),
+                "RMSE (systems)": float(np.sqrt(np.mean((system - ref_system) ** 2))),
+                "RMSE (queries)": float(np.sqrt(np.mean((per_query - reference) ** 2))),
+                "Kendall tau": tau,
+            }
+        )
     table = pd.DataFrame(rows)
 
     coverage = {}
@@ -85,10 +94,11 @@ def main(argv=None) -> int:
         coverage[label] = float(inside.mean())
     table["ref in [p5,p95]"] = table["estimator"].map(coverage)
 
-    print(f"reference: nDCG@10 on the complete qrels, mean {ref_system.mean():.4f} over {len(ref_system)} runs, "
-          f"{len(topics)} topics")
-    with pd.option_context("display.width", 200, "display.max_columns", 20,
-                           "display.float_format", "{:.4f}".format):
+    print(
+        f"reference: nDCG@10 on the complete qrels, mean {ref_system.mean():.4f} over {len(ref_system)} runs, "
+        f"{len(topics)} topics"
+    )
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.4f}".format):
         print(table.to_string(index=False, na_rep="-"))
     print(f"(all six estimators for {len(runs)} runs x {len(topics)} topics evaluated in {elapsed:.1f} s)")
     return 0

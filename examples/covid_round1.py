@@ -15,13 +15,14 @@ Run from the project folder (the data lives in ``../shared/data/trec-covid-round
 
     python examples/covid_round1.py [--png docs/covid_round1.png]
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "trec-covid-round1"
@@ -36,14 +37,19 @@ GRADED_G = "0.5,0.5"
 def load(data: Path = DATA):
     """``runs`` (name → DataFrame), round-1 qrels and complete qrels of TREC-COVID round 1."""
     import ir_incomplete
+
     runs = {p.name[:-3]: ir_incomplete.read_trec_run(p) for p in sorted((data / "runs").glob("*.gz"))}
-    return (runs, ir_incomplete.read_trec_qrels(data / "qrels.round1.txt.gz"),
-            ir_incomplete.read_trec_qrels(data / "qrels.complete-topics1-30.txt.gz"))
+    return (
+        runs,
+        ir_incomplete.read_trec_qrels(data / "qrels.round1.txt.gz"),
+        ir_incomplete.read_trec_qrels(data / "qrels.complete-topics1-30.txt.gz"),
+    )
 
 
-def shipped_measures() -> List[str]:
+def shipped_measures() -> list[str]:
     """Every measure ir_incomplete ships (defaults; required parameters filled in), and a few variants."""
     import ir_incomplete
+
     out = []
     for m in ir_incomplete.ALL_MEASURES:
         required = [k for k, p in m.SUPPORTED_PARAMS.items() if getattr(p, "required", False)]
@@ -53,8 +59,7 @@ def shipped_measures() -> List[str]:
             out.append(f"{m.NAME}(g={GRADED_G})")
         else:
             print(f"skipping {m!r}: needs parameters {required}")
-    variants = {"infAP": "infAP(variant=uniform)", "indAP": "indAP(variant=original)",
-                "Bpref": "Bpref(variant=paper)"}
+    variants = {"infAP": "infAP(variant=uniform)", "indAP": "indAP(variant=original)", "Bpref": "Bpref(variant=paper)"}
     out += [v for name, v in variants.items() if name in {m.NAME for m in ir_incomplete.ALL_MEASURES}]
     return out
 
@@ -67,6 +72,7 @@ def agreement_table(runs, round1, complete, measures: Sequence[str]):
 
     import ir_incomplete
     from ir_incomplete.robustness import agreement, kendall_tau
+
     wanted = list(dict.fromkeys(list(measures) + list(TARGETS)))
     labels = [repr(m) for m in ir_incomplete.api.as_measures(wanted)]
     shallow = ir_incomplete.evaluate(runs, round1, wanted, per_query=False)
@@ -75,7 +81,7 @@ def agreement_table(runs, round1, complete, measures: Sequence[str]):
     deep = deep.pivot(index="run", columns="measure", values="value").reindex(shallow.index)[labels]
     rows = []
     for label in [repr(m) for m in ir_incomplete.api.as_measures(list(measures))]:
-        row: Dict[str, object] = {"measure": label}
+        row: dict[str, object] = {"measure": label}
         row.update(agreement(deep[label], shallow[label]))
         for target in TARGETS:
             row[f"tau_vs_{target}"] = kendall_tau(deep[target], shallow[label])
@@ -103,8 +109,10 @@ def main(argv=None) -> int:
         print(f"{args.data} is absent: nothing to do (the data lives in ../shared/data/trec-covid-round1)")
         return 0
     runs, round1, complete = load(args.data)
-    print(f"TREC-COVID round 1: {len(runs)} runs; round-1 qrels {len(round1)} judgments, complete qrels "
-          f"{len(complete)} judgments ({complete['query_id'].nunique()} topics)\n")
+    print(
+        f"TREC-COVID round 1: {len(runs)} runs; round-1 qrels {len(round1)} judgments, complete qrels "
+        f"{len(complete)} judgments ({complete['query_id'].nunique()} topics)\n"
+    )
 
     table, shallow, deep = agreement_table(runs, round1, complete, list(LEADERBOARD))
     _print(table, "Leaderboard measures (round-1 vs complete judgments):")
@@ -118,24 +126,35 @@ def main(argv=None) -> int:
     t = time.perf_counter()
     extra, extra_shallow, _ = agreement_table(runs, round1, complete, ours)
     _print(extra, f"Measures of ir_incomplete ({time.perf_counter() - t:.1f} s for both evaluations):")
-    same = [m for m in ("infAP", "indAP", "subAP") if m in extra_shallow.columns
-            and (extra_shallow[m] - extra_shallow["AP"]).abs().max() < 1e-6]
+    same = [
+        m
+        for m in ("infAP", "indAP", "subAP")
+        if m in extra_shallow.columns and (extra_shallow[m] - extra_shallow["AP"]).abs().max() < 1e-6
+    ]
     if same and not (round1["relevance"] < 0).any():
-        print(f"Note: {', '.join(same)} equal AP here (to 1e-6): the round-1 qrels hold no pooled-but-"
-              f"unjudged (-1) entries, and without them these estimators reduce to AP. "
-              f"infAP(variant=uniform) counts every unjudged document as an unsampled member of the pool; "
-              f"indAP(variant=original) removes all unjudged documents.\n")
+        print(
+            f"Note: {', '.join(same)} equal AP here (to 1e-6): the round-1 qrels hold no pooled-but-"
+            f"unjudged (-1) entries, and without them these estimators reduce to AP. "
+            f"infAP(variant=uniform) counts every unjudged document as an unsampled member of the pool; "
+            f"indAP(variant=original) removes all unjudged documents.\n"
+        )
 
     if args.png:
         from matplotlib.figure import Figure
 
         from ir_incomplete.robustness import plot_scatter
+
         fig = Figure(figsize=(9.0, 3.3), layout="constrained")
-        for ax, measure in zip(fig.subplots(1, 3), LEADERBOARD):
-            plot_scatter(deep[measure], shallow[measure], ax=ax, title=measure,
-                         xlabel="complete judgments (rounds 1–5)", ylabel="round-1 judgments")
-        fig.suptitle(f"TREC-COVID round 1: {len(runs)} runs scored with round-1 vs complete judgments",
-                     fontsize=9)
+        for ax, measure in zip(fig.subplots(1, 3), LEADERBOARD, strict=True):
+            plot_scatter(
+                deep[measure],
+                shallow[measure],
+                ax=ax,
+                title=measure,
+                xlabel="complete judgments (rounds 1–5)",
+                ylabel="round-1 judgments",
+            )
+        fig.suptitle(f"TREC-COVID round 1: {len(runs)} runs scored with round-1 vs complete judgments", fontsize=9)
         args.png.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(args.png, dpi=80)
         print(f"saved {args.png.relative_to(ROOT) if args.png.is_relative_to(ROOT) else args.png}")

@@ -5,10 +5,11 @@
 Shows ``ir_incomplete.evaluate`` (many runs, tidy DataFrame), the same measures through
 ``ir_measures``, and how plain AP and infAP rank the runs when judgments are incomplete.
 """
+
+import ir_measures
 import numpy as np
 import pandas as pd
 
-import ir_measures
 import ir_incomplete
 
 
@@ -19,13 +20,13 @@ def make_data(seed: int = 0, topics: int = 20, depth: int = 100):
         qid = str(t + 1)
         docs = [f"d{t}_{i}" for i in range(300)]
         grades = rng.choice([0, 1, 2], size=300, p=[0.8, 0.15, 0.05])
-        pooled = rng.random(300) < 0.6          # the pool
+        pooled = rng.random(300) < 0.6  # the pool
         judged = pooled & (rng.random(300) < 0.5)  # half of the pool was judged
-        for doc, grade, p, j in zip(docs, grades, pooled, judged):
+        for doc, grade, p, j in zip(docs, grades, pooled, judged, strict=True):
             if j:
                 qrels_rows.append((qid, doc, int(grade)))
             elif p:
-                qrels_rows.append((qid, doc, -1))    # pooled but unjudged
+                qrels_rows.append((qid, doc, -1))  # pooled but unjudged
         for name, quality in (("bm25", 1.0), ("dense", 1.3)):
             scores = quality * grades + rng.normal(0, 1.0, 300)
             top = np.argsort(-scores)[:depth]

@@ -11,6 +11,7 @@ Run from the project folder (the data lives in ``../shared/data/robust04``)::
 
     python examples/robust04_sampling.py [--n-jobs 2] [--repeats 10] [--png docs/robust04_sampling.png]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,36 +43,51 @@ def main(argv=None) -> int:
     from ir_incomplete.robustness import plot_robustness, robustness_study, summarize
 
     qrels = ir_incomplete.read_trec_qrels(args.data / "qrels.robust04.txt.gz")
-    runs = {p.name.split(".gz")[0].replace("input.", ""): ir_incomplete.read_trec_run(p)
-            for p in sorted((args.data / "runs").iterdir())}
+    runs = {
+        p.name.split(".gz")[0].replace("input.", ""): ir_incomplete.read_trec_run(p)
+        for p in sorted((args.data / "runs").iterdir())
+    }
     measures = ["AP", "Bpref", "infAP"]
     if "indAP" in ir_measures.measures.registry:
         measures.append("indAP")
     else:
         print("indAP is not available in this version of ir_incomplete: left out")
-    print(f"Robust04: {len(runs)} runs, {qrels['query_id'].nunique()} topics, {len(qrels)} judgments; "
-          f"measures {', '.join(measures)}; samples of 30/10/5 % × {args.repeats}; reference AP on full qrels")
+    print(
+        f"Robust04: {len(runs)} runs, {qrels['query_id'].nunique()} topics, {len(qrels)} judgments; "
+        f"measures {', '.join(measures)}; samples of 30/10/5 % × {args.repeats}; reference AP on full qrels"
+    )
 
-    result = robustness_study(runs, qrels, measures, method="sample", levels=[0.3, 0.1, 0.05],
-                              repeats=args.repeats, seed=args.seed, reference="AP", n_jobs=args.n_jobs,
-                              progress=not args.no_progress)
+    result = robustness_study(
+        runs,
+        qrels,
+        measures,
+        method="sample",
+        levels=[0.3, 0.1, 0.05],
+        repeats=args.repeats,
+        seed=args.seed,
+        reference="AP",
+        n_jobs=args.n_jobs,
+        progress=not args.no_progress,
+    )
     summary = summarize(result.stats)
     print()
     print(f"{'measure':<8} {'sample':>6}  {'Kendall tau':>15}  {'Pearson rho':>15}  {'RMS error':>15}")
     for row in summary.itertuples(index=False):
-        print(f"{row.measure:<8} {row.level * 100:>5.0f}%  {row.tau:>7.4f} ± {row.tau_std:.4f}  "
-              f"{row.pearson:>7.4f} ± {row.pearson_std:.4f}  {row.rmse:>7.4f} ± {row.rmse_std:.4f}")
+        print(
+            f"{row.measure:<8} {row.level * 100:>5.0f}%  {row.tau:>7.4f} ± {row.tau_std:.4f}  "
+            f"{row.pearson:>7.4f} ± {row.pearson_std:.4f}  {row.rmse:>7.4f} ± {row.rmse_std:.4f}"
+        )
 
     if args.png:
         from matplotlib.figure import Figure
+
         fig = Figure(figsize=(8.0, 3.2), layout="constrained")
         left, right = fig.subplots(1, 2)
         plot_robustness(result.stats, "tau", ax=left, title="Kendall τ vs AP (full qrels)")
         plot_robustness(result.stats, "rmse", ax=right, title="RMS error vs AP (full qrels)")
         for ax in (left, right):
             ax.set_xticks([5, 10, 30])
-        fig.suptitle(f"Robust04, {len(runs)} runs: random samples of the judgments ({args.repeats} each)",
-                     fontsize=9)
+        fig.suptitle(f"Robust04, {len(runs)} runs: random samples of the judgments ({args.repeats} each)", fontsize=9)
         args.png.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(args.png, dpi=90)
         print(f"\nsaved {args.png.relative_to(ROOT) if args.png.is_relative_to(ROOT) else args.png}")

@@ -8,30 +8,85 @@ Layers: :mod:`ir_incomplete.data` (inputs → ranked-code matrix) → :mod:`ir_i
 (numpy) → :mod:`ir_incomplete.measures` and :mod:`ir_incomplete.provider` (the ir_measures adapter);
 front doors: :mod:`ir_incomplete.grammar`, :mod:`ir_incomplete.cli`, :func:`evaluate`.
 """
+
 __version__ = "0.1.0"
 
-from ir_incomplete.measures import (  # noqa: E402
-    ALL_MEASURES, IncompleteMeasure, Param,
-    InfAP, infAP, IndAP, indAP, SubAP, subAP, BprefMeasure, Bpref, BPref, Bpref10Measure, Bpref10,
-    RankEffMeasure, RankEff, GradedAP, ExtendedGradedAP, ExpectedGradedAP, GAP, xGAP, eGAP,
-    BootstrappedNDCG, NaiveUpperNDCG, BootNDCG, NDCGUpper,
-)
-from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run  # noqa: E402
-from ir_incomplete.grammar import parse, MeasureSyntaxError  # noqa: E402
-from ir_incomplete.provider import IncompleteProvider  # noqa: E402
-from ir_incomplete.integration import activate  # noqa: E402
 from ir_incomplete.api import evaluate  # noqa: E402
-from ir_incomplete.bootstrap import bootstrap_ndcg, add_bootstrap_intervals, BootstrapResult  # noqa: E402
+from ir_incomplete.bootstrap import BootstrapResult, add_bootstrap_intervals, bootstrap_ndcg  # noqa: E402
+from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run  # noqa: E402
+from ir_incomplete.grammar import MeasureSyntaxError, parse  # noqa: E402
+from ir_incomplete.integration import activate  # noqa: E402
+from ir_incomplete.measures import (  # noqa: E402
+    ALL_MEASURES,
+    GAP,
+    BootNDCG,
+    BootstrappedNDCG,
+    BPref,
+    Bpref,
+    Bpref10,
+    Bpref10Measure,
+    BprefMeasure,
+    ExpectedGradedAP,
+    ExtendedGradedAP,
+    GradedAP,
+    IncompleteMeasure,
+    IndAP,
+    InfAP,
+    NaiveUpperNDCG,
+    NDCGUpper,
+    Param,
+    RankEff,
+    RankEffMeasure,
+    SubAP,
+    eGAP,
+    indAP,
+    infAP,
+    subAP,
+    xGAP,
+)
+from ir_incomplete.provider import IncompleteProvider  # noqa: E402
 
 provider = activate()
 
 __all__ = [
-    "__version__", "activate", "evaluate", "parse", "MeasureSyntaxError", "provider",
-    "IncompleteProvider", "IncompleteMeasure", "ALL_MEASURES", "Qrels", "RankedLists",
-    "read_trec_qrels", "read_trec_run", "Param",
-    "bootstrap_ndcg", "add_bootstrap_intervals", "BootstrapResult",
-    "InfAP", "infAP", "IndAP", "indAP", "SubAP", "subAP", "BprefMeasure", "Bpref", "BPref",
-    "Bpref10Measure", "Bpref10", "RankEffMeasure", "RankEff", "GradedAP", "ExtendedGradedAP",
-    "ExpectedGradedAP", "GAP", "xGAP", "eGAP", "BootstrappedNDCG", "NaiveUpperNDCG", "BootNDCG",
+    "__version__",
+    "activate",
+    "evaluate",
+    "parse",
+    "MeasureSyntaxError",
+    "provider",
+    "IncompleteProvider",
+    "IncompleteMeasure",
+    "ALL_MEASURES",
+    "Qrels",
+    "RankedLists",
+    "read_trec_qrels",
+    "read_trec_run",
+    "Param",
+    "bootstrap_ndcg",
+    "add_bootstrap_intervals",
+    "BootstrapResult",
+    "InfAP",
+    "infAP",
+    "IndAP",
+    "indAP",
+    "SubAP",
+    "subAP",
+    "BprefMeasure",
+    "Bpref",
+    "BPref",
+    "Bpref10Measure",
+    "Bpref10",
+    "RankEffMeasure",
+    "RankEff",
+    "GradedAP",
+    "ExtendedGradedAP",
+    "ExpectedGradedAP",
+    "GAP",
+    "xGAP",
+    "eGAP",
+    "BootstrappedNDCG",
+    "NaiveUpperNDCG",
+    "BootNDCG",
     "NDCGUpper",
 ]

@@ -1,4 +1,5 @@
 """``python -m ir_incomplete``: the ``ir_incomplete`` command line (see :mod:`ir_incomplete.cli`)."""
+
 import sys
 
 from ir_incomplete.cli import main

@@ -1,4 +1,5 @@
 """Deferred imports keep ``import ir_incomplete`` light (pandas is loaded on first use)."""
+
 from __future__ import annotations
 
 import importlib

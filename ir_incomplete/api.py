@@ -1,24 +1,26 @@
 """``evaluate``: many runs × many measures in one vectorized call, as a tidy DataFrame."""
+
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Union
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
-from ir_incomplete._lazy import pandas as pd
 
-from ir_incomplete.data import Qrels, rank_runs, run_columns, read_trec_run
+from ir_incomplete._lazy import pandas as pd
+from ir_incomplete.data import Qrels, rank_runs, read_trec_run, run_columns
 from ir_incomplete.provider import as_incomplete, computable
 
 __all__ = ["evaluate", "as_measures", "as_run_mapping"]
 
 
-def as_measures(measures) -> List[Any]:
+def as_measures(measures) -> list[Any]:
     """A list of ``ir_measures.Measure`` from measure objects and/or strings in our grammar."""
     import ir_measures
 
     from ir_incomplete.grammar import parse
+
     if isinstance(measures, (str, ir_measures.Measure)):
         measures = [measures]
     out = []
@@ -52,7 +54,7 @@ def _looks_like_single_dict_run(runs: Mapping) -> bool:
     return False
 
 
-def as_run_mapping(runs) -> Dict[str, Any]:
+def as_run_mapping(runs) -> dict[str, Any]:
     """Normalise the ``runs`` argument of :func:`evaluate` to an ordered ``{name: run}``.
 
     Accepted: a mapping name → run (any run form); a DataFrame with a ``run`` column (one run per
@@ -72,19 +74,25 @@ def as_run_mapping(runs) -> Dict[str, Any]:
             return {"run": runs}
         if os.path.isdir(runs):
             files = sorted(f for f in os.listdir(runs) if not f.startswith("."))
-            return {_run_name(f): os.path.join(runs, f) for f in files
-                    if os.path.isfile(os.path.join(runs, f))}
+            return {_run_name(f): os.path.join(runs, f) for f in files if os.path.isfile(os.path.join(runs, f))}
         return {_run_name(runs): runs}
     if isinstance(runs, (list, tuple)) and runs and all(isinstance(r, (str, os.PathLike)) for r in runs):
-        out: Dict[str, Any] = {}
+        out: dict[str, Any] = {}
         for path in runs:
             out.update(as_run_mapping(path))
         return out
     return {"run": runs}
 
 
-def evaluate(runs, qrels, measures, *, per_query: bool = True, negative: str = "pooled_unjudged",
-             score_precision: str = "float32") -> pd.DataFrame:
+def evaluate(
+    runs,
+    qrels,
+    measures,
+    *,
+    per_query: bool = True,
+    negative: str = "pooled_unjudged",
+    score_precision: str = "float32",
+) -> pd.DataFrame:
     """Evaluate one or many runs with many measures, converting the qrels once.
 
     Parameters
@@ -121,8 +129,9 @@ def evaluate(runs, qrels, measures, *, per_query: bool = True, negative: str = "
     ours = [(m, as_incomplete(m)) for m in measures if computable(m)]
     others = [m for m in measures if not computable(m)]
     if ours and others:  # both paths read every run: read files once
-        run_map = {name: read_trec_run(run) if isinstance(run, (str, os.PathLike)) else run
-                   for name, run in run_map.items()}
+        run_map = {
+            name: read_trec_run(run) if isinstance(run, (str, os.PathLike)) else run for name, run in run_map.items()
+        }
     if ours:
         ranked = rank_runs(run_map, judged, score_precision)
         n_runs, n_topics = len(names), judged.n_topics
@@ -131,8 +140,9 @@ def evaluate(runs, qrels, measures, *, per_query: bool = True, negative: str = "
         for measure, impl in ours:
             grid = np.full((n_runs, n_topics), float(measure.DEFAULT))
             grid[ranked.run_of_row, ranked.topic_of_row] = impl.compute(ranked, judged)
-            frames.append(pd.DataFrame({"run": run_col, "query_id": qid_col, "measure": repr(measure),
-                                        "value": grid.ravel()}))
+            frames.append(
+                pd.DataFrame({"run": run_col, "query_id": qid_col, "measure": repr(measure), "value": grid.ravel()})
+            )
     if others:
         frames.extend(_evaluate_elsewhere(run_map, judged, others))
     result = pd.concat(frames, ignore_index=True)
@@ -148,6 +158,7 @@ def evaluate(runs, qrels, measures, *, per_query: bool = True, negative: str = "
 def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:
     """Mean over queries, or the sum for counting measures (``NumRet``, ``NumQ``, …), as ir_measures."""
     from ir_measures.measures import SumAgg
+
     summed = {repr(m) for m in measures if isinstance(m.aggregator(), SumAgg)}
     grouped = per_query.groupby(["run", "measure"], sort=False)["value"]
     out = grouped.mean().reset_index()
@@ -160,18 +171,26 @@ def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:
 
 def _evaluate_elsewhere(run_map, judged: Qrels, measures) -> Iterable[pd.DataFrame]:
     import ir_measures
+
     qrels_frame = judged.to_frame()
-    evaluator = ir_measures.evaluator(measures, _dict_of_dicts(qrels_frame["query_id"].to_numpy(object),
-                                                               qrels_frame["doc_id"].to_numpy(object),
-                                                               qrels_frame["relevance"].to_numpy()))
+    evaluator = ir_measures.evaluator(
+        measures,
+        _dict_of_dicts(
+            qrels_frame["query_id"].to_numpy(object),
+            qrels_frame["doc_id"].to_numpy(object),
+            qrels_frame["relevance"].to_numpy(),
+        ),
+    )
     for name, run in run_map.items():
         qids, dids, scores = run_columns(run)
-        rows = [(name, m.query_id, repr(m.measure), float(m.value))
-                for m in evaluator.iter_calc(_dict_of_dicts(qids, dids, scores))]
+        rows = [
+            (name, m.query_id, repr(m.measure), float(m.value))
+            for m in evaluator.iter_calc(_dict_of_dicts(qids, dids, scores))
+        ]
         yield pd.DataFrame(rows, columns=["run", "query_id", "measure", "value"])
 
 
-def _dict_of_dicts(qids: np.ndarray, dids: np.ndarray, values: np.ndarray) -> Dict[str, Dict[str, Any]]:
+def _dict_of_dicts(qids: np.ndarray, dids: np.ndarray, values: np.ndarray) -> dict[str, dict[str, Any]]:
     """``{query_id: {doc_id: value}}``, the form ir_measures passes to its providers unchanged (a
     DataFrame is converted row by row, about four times slower); built with one sort, a dict per topic."""
     if len(qids) == 0:
@@ -183,4 +202,6 @@ def _dict_of_dicts(qids: np.ndarray, dids: np.ndarray, values: np.ndarray) -> Di
     ends = cuts.tolist() + [len(order)]
     docs, vals = dids[order].tolist(), values[order].tolist()
     first = codes[order][starts].tolist()
-    return {topics[c]: dict(zip(docs[a:b], vals[a:b])) for c, a, b in zip(first, starts, ends)}
+    return {
+        topics[c]: dict(zip(docs[a:b], vals[a:b], strict=True)) for c, a, b in zip(first, starts, ends, strict=True)
+    }

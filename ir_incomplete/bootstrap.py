@@ -9,13 +9,15 @@
 The measure definition (formula, priors, conventions, random numbers) is
 :class:`ir_incomplete.measures.ndcg.BootstrappedNDCG`.
 """
+
 from __future__ import annotations
 
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
-from ir_incomplete._lazy import pandas as pd
 
+from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import Qrels, rank_runs
 from ir_incomplete.kernels import ndcg as kernels
 from ir_incomplete.measures.ndcg import BootNDCG, BootstrappedNDCG, canonical_stat, summarize
@@ -32,12 +34,13 @@ class BootstrapResult(NamedTuple):
     ``naive_lower`` (``nDCG@k``) and ``naive_upper`` (``NDCGUpper@k``). ``measure``: the
     ``BootNDCG`` object whose settings produced them (its string names the configuration).
     """
+
     replicates: pd.DataFrame
     summary: pd.DataFrame
     measure: BootstrappedNDCG
 
 
-def _percentile_names(percentiles: Sequence[float]) -> List[str]:
+def _percentile_names(percentiles: Sequence[float]) -> list[str]:
     names = []
     for q in percentiles:
         name = canonical_stat(f"p{float(q)!r}") if isinstance(q, (int, float)) and not isinstance(q, bool) else None
@@ -47,11 +50,21 @@ def _percentile_names(percentiles: Sequence[float]) -> List[str]:
     return names
 
 
-def bootstrap_ndcg(run, qrels, k: int = 10, prior: str = "pool+run", b: int = 1000,
-                   seed: Optional[int] = 42, gain: str = "linear", order: Optional[str] = None,
-                   pool_scope: Optional[str] = None, compat: Optional[str] = None,
-                   percentiles: Sequence[float] = (5, 95), negative: str = "pooled_unjudged",
-                   score_precision: str = "float32") -> BootstrapResult:
+def bootstrap_ndcg(
+    run,
+    qrels,
+    k: int = 10,
+    prior: str = "pool+run",
+    b: int = 1000,
+    seed: int | None = 42,
+    gain: str = "linear",
+    order: str | None = None,
+    pool_scope: str | None = None,
+    compat: str | None = None,
+    percentiles: Sequence[float] = (5, 95),
+    negative: str = "pooled_unjudged",
+    score_precision: str = "float32",
+) -> BootstrapResult:
     """Bootstrapped nDCG@k replicates and their summary for one or many runs.
 
     Parameters
@@ -79,8 +92,7 @@ def bootstrap_ndcg(run, qrels, k: int = 10, prior: str = "pool+run", b: int = 10
     """
     from ir_incomplete.api import as_run_mapping
 
-    params: Dict[str, Any] = {"prior": prior, "b": b, "seed": seed, "gain": gain, "compat": compat,
-                              "cutoff": k}
+    params: dict[str, Any] = {"prior": prior, "b": b, "seed": seed, "gain": gain, "compat": compat, "cutoff": k}
     if order is not None:
         params["order"] = order
     if pool_scope is not None:
@@ -94,18 +106,21 @@ def bootstrap_ndcg(run, qrels, k: int = 10, prior: str = "pool+run", b: int = 10
     reps = measure.replicates(ranked, judged, setup)
     stats = summarize(reps, percentiles=[float(n[1:]) for n in names_pct])
     stats["naive_lower"] = kernels.ndcg(setup["codes"], setup["idcg"], setup["gains"])
-    stats["naive_upper"] = measure._upper(setup["codes"], setup["unjudged"], setup["full_reservoir"],
-                                          setup["gains"], setup["idcg"])
+    stats["naive_upper"] = measure._upper(
+        setup["codes"], setup["unjudged"], setup["full_reservoir"], setup["gains"], setup["idcg"]
+    )
 
     names = list(run_map)
     n_runs, n_topics = len(names), judged.n_topics
     slot = ranked.run_of_row * n_topics + ranked.topic_of_row
     grid = np.zeros((n_runs * n_topics, measure.get("b")), dtype=np.float64)
     grid[slot] = reps
-    index = pd.MultiIndex.from_arrays([np.repeat(np.array(names, dtype=object), n_topics),
-                                       np.tile(judged.topic_ids, n_runs)], names=["run", "query_id"])
+    index = pd.MultiIndex.from_arrays(
+        [np.repeat(np.array(names, dtype=object), n_topics), np.tile(judged.topic_ids, n_runs)],
+        names=["run", "query_id"],
+    )
     replicates = pd.DataFrame(grid, index=index, columns=pd.RangeIndex(grid.shape[1], name="replicate"))
-    columns: Dict[str, Any] = {"run": index.get_level_values(0), "query_id": index.get_level_values(1)}
+    columns: dict[str, Any] = {"run": index.get_level_values(0), "query_id": index.get_level_values(1)}
     for name in ["mode", "mean", "median", *names_pct, "naive_lower", "naive_upper"]:
         values = np.zeros(n_runs * n_topics, dtype=np.float64)
         values[slot] = stats[name]
@@ -117,8 +132,9 @@ def bootstrap_ndcg(run, qrels, k: int = 10, prior: str = "pool+run", b: int = 10
 # ---------------------------------------------------------------------------------------------------
 # pt.Experiment tables
 # ---------------------------------------------------------------------------------------------------
-def _as_boot(label) -> Optional[BootstrappedNDCG]:
+def _as_boot(label) -> BootstrappedNDCG | None:
     from ir_incomplete.grammar import parse
+
     if isinstance(label, BootstrappedNDCG):
         return label
     if not isinstance(label, str):
@@ -130,7 +146,7 @@ def _as_boot(label) -> Optional[BootstrappedNDCG]:
     return measure if isinstance(measure, BootstrappedNDCG) else None
 
 
-def _system_results(systems, names: List[str], topics) -> Dict[str, Any]:
+def _system_results(systems, names: list[str], topics) -> dict[str, Any]:
     if isinstance(systems, dict):
         missing = [n for n in names if n not in systems]
         if missing:
@@ -139,24 +155,32 @@ def _system_results(systems, names: List[str], topics) -> Dict[str, Any]:
     else:
         systems = list(systems)
         if len(systems) != len(names):
-            raise ValueError(f"systems: got {len(systems)} systems for {len(names)} table names {names}; "
-                             f"pass them in the order given to pt.Experiment, or as {{name: results}}")
-        items = list(zip(names, systems))
+            raise ValueError(
+                f"systems: got {len(systems)} systems for {len(names)} table names {names}; "
+                f"pass them in the order given to pt.Experiment, or as {{name: results}}"
+            )
+        items = list(zip(names, systems, strict=True))
     out = {}
     for name, system in items:
         if not isinstance(system, (pd.DataFrame, dict, str)) and hasattr(system, "transform"):
             if topics is None:
-                raise ValueError(f"system {name!r} is a transformer: pass topics= to run it, or pass its "
-                                 f"results DataFrame instead")
+                raise ValueError(
+                    f"system {name!r} is a transformer: pass topics= to run it, or pass its results DataFrame instead"
+                )
             system = system.transform(topics)
         out[name] = system
     return out
 
 
-def add_bootstrap_intervals(table: pd.DataFrame, systems, qrels, topics=None,
-                            percentiles: Sequence[float] = (5, 95),
-                            negative: str = "pooled_unjudged",
-                            score_precision: str = "float32") -> pd.DataFrame:
+def add_bootstrap_intervals(
+    table: pd.DataFrame,
+    systems,
+    qrels,
+    topics=None,
+    percentiles: Sequence[float] = (5, 95),
+    negative: str = "pooled_unjudged",
+    score_precision: str = "float32",
+) -> pd.DataFrame:
     """A copy of a ``pt.Experiment`` table with bootstrap percentile columns for its ``BootNDCG`` measures.
 
     ``table`` is what ``pt.Experiment(..., eval_metrics=[..., "BootNDCG@10"])`` returned:
@@ -197,8 +221,11 @@ def add_bootstrap_intervals(table: pd.DataFrame, systems, qrels, topics=None,
             values = {name: kernels.percentile(reps, float(name[1:])) for name in pct}
             keys = pd.MultiIndex.from_arrays([run_names[ranked.run_of_row], qids[ranked.topic_of_row]])
             rows = np.flatnonzero((out["measure"] == label).to_numpy())
-            where = keys.get_indexer(pd.MultiIndex.from_arrays(
-                [out["name"].iloc[rows].astype(str).to_numpy(), out["qid"].iloc[rows].astype(str).to_numpy()]))
+            where = keys.get_indexer(
+                pd.MultiIndex.from_arrays(
+                    [out["name"].iloc[rows].astype(str).to_numpy(), out["qid"].iloc[rows].astype(str).to_numpy()]
+                )
+            )
             found = where >= 0
             for name in pct:
                 column = out[name].to_numpy(copy=True)
@@ -210,10 +237,10 @@ def add_bootstrap_intervals(table: pd.DataFrame, systems, qrels, topics=None,
                 mine = ranked.run_of_row == i
                 if mine.any():
                     means[i] = reps[mine].mean(axis=0)
-            by_name = dict(zip(names, range(len(names))))
+            by_name = dict(zip(names, range(len(names)), strict=True))
             position = list(out.columns).index(label) + 1
             for offset, name in enumerate(pct):
                 bound = kernels.percentile(means, float(name[1:]))
-                column = out["name"].astype(str).map(lambda n: bound[by_name[n]])
+                column = out["name"].astype(str).map(lambda n, bound=bound, by_name=by_name: bound[by_name[n]])
                 out.insert(position + offset, f"{label} {name}", column.to_numpy(dtype=np.float64))
     return out

@@ -23,15 +23,15 @@ Exit codes: 0 success; 2 usage errors (bad options, a bad measure string, a miss
 errors (an unreadable file, malformed qrels or run). Errors are one line on stderr:
 ``ir_incomplete: error: <message>``.
 """
+
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import Callable, Dict, List, Optional, Sequence
+from collections.abc import Callable, Sequence
 
-__all__ = ["main", "evaluation_main", "measures_main", "robustness_main", "SUBCOMMANDS",
-           "split_measure_args"]
+__all__ = ["main", "evaluation_main", "measures_main", "robustness_main", "SUBCOMMANDS", "split_measure_args"]
 
 PROG = "ir_incomplete"
 DEFAULT_PLACES = 4
@@ -44,7 +44,7 @@ EXIT_USAGE = 2
 class CliError(Exception):
     """An error reported as one ``ir_incomplete: error: ...`` line (``usage`` also prints the usage)."""
 
-    def __init__(self, message: str, code: int = EXIT_USAGE, usage: Optional[str] = None):
+    def __init__(self, message: str, code: int = EXIT_USAGE, usage: str | None = None):
         super().__init__(message)
         self.code = code
         self.usage = usage
@@ -86,13 +86,13 @@ def _report(error: CliError) -> int:
 _OPEN = {"(": ")", "{": "}", "[": "]"}
 
 
-def split_measure_args(args: Sequence[str]) -> List[str]:
+def split_measure_args(args: Sequence[str]) -> list[str]:
     """Split measure arguments on whitespace that lies outside brackets and quotes.
 
     ``['AP P@5', 'infAP(c=1.5, eps=1e-4)']`` gives ``['AP', 'P@5', 'infAP(c=1.5, eps=1e-4)']`` (plain
     whitespace splitting, as ``ir_measures``' command line does, would cut the last one in two).
     """
-    out: List[str] = []
+    out: list[str] = []
     for arg in args:
         depth, quote, current = 0, None, []
         i = 0
@@ -176,41 +176,57 @@ malformed qrels/run. A qrels file named like a subcommand can be given as ./meas
 def _evaluation_parser() -> _Parser:
     parser = _Parser(
         prog=PROG,
-        usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n"
-              f"       {PROG} {{measures,robustness}} ...",
-        description=_DESCRIPTION, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n       {PROG} {{measures,robustness}} ...",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (.gz allowed)")
-    parser.add_argument("items", nargs="+", metavar="RUN... MEASURE",
-                        help="run files or directories of run files, then measure strings")
+    parser.add_argument(
+        "items", nargs="+", metavar="RUN... MEASURE", help="run files or directories of run files, then measure strings"
+    )
     parser.add_argument("-q", "--by_query", action="store_true", help="output one line per query")
-    parser.add_argument("-n", "--no_summary", action="store_true",
-                        help="with -q: omit the 'all' summary lines")
-    parser.add_argument("-p", "--places", type=int, default=DEFAULT_PLACES,
-                        help="decimal places of tsv output (default 4; -1: full precision)")
-    parser.add_argument("-o", "--output_format", choices=OUTPUT_FORMATS, default="tsv",
-                        help="output format (default tsv)")
-    parser.add_argument("--negative", choices=("pooled_unjudged", "zero"), default="pooled_unjudged",
-                        help="meaning of negative qrels grades: pooled but unjudged (default, as "
-                             "trec_eval) or nonrelevant")
-    parser.add_argument("--score-precision", dest="score_precision", choices=("float32", "float64"),
-                        default="float32",
-                        help="precision in which run scores are compared when ranking for "
-                             "ir_incomplete's measures (default float32, as trec_eval 9 / pytrec_eval; "
-                             "measures computed by ir_measures always use their provider's ranking)")
+    parser.add_argument("-n", "--no_summary", action="store_true", help="with -q: omit the 'all' summary lines")
+    parser.add_argument(
+        "-p",
+        "--places",
+        type=int,
+        default=DEFAULT_PLACES,
+        help="decimal places of tsv output (default 4; -1: full precision)",
+    )
+    parser.add_argument(
+        "-o", "--output_format", choices=OUTPUT_FORMATS, default="tsv", help="output format (default tsv)"
+    )
+    parser.add_argument(
+        "--negative",
+        choices=("pooled_unjudged", "zero"),
+        default="pooled_unjudged",
+        help="meaning of negative qrels grades: pooled but unjudged (default, as trec_eval) or nonrelevant",
+    )
+    parser.add_argument(
+        "--score-precision",
+        dest="score_precision",
+        choices=("float32", "float64"),
+        default="float32",
+        help="precision in which run scores are compared when ranking for "
+        "ir_incomplete's measures (default float32, as trec_eval 9 / pytrec_eval; "
+        "measures computed by ir_measures always use their provider's ranking)",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
 
 def _version() -> str:
     from ir_incomplete import __version__
+
     return __version__
 
 
-def _collect_runs(paths: Sequence[str]) -> Dict[str, str]:
+def _collect_runs(paths: Sequence[str]) -> dict[str, str]:
     """``{run name: path}`` of run files and directories; two different files of one name are an error."""
     from ir_incomplete.api import as_run_mapping
 
-    runs: Dict[str, str] = {}
+    runs: dict[str, str] = {}
     for path in paths:
         found = as_run_mapping(path)
         if os.path.isdir(path) and not found:
@@ -219,8 +235,10 @@ def _collect_runs(paths: Sequence[str]) -> Dict[str, str]:
             if name in runs:
                 if os.path.realpath(runs[name]) == os.path.realpath(file):
                     continue
-                raise CliError(f"two runs are named {name!r} ({runs[name]!r} and {file!r}); "
-                               f"run names come from file names, so rename one")
+                raise CliError(
+                    f"two runs are named {name!r} ({runs[name]!r} and {file!r}); "
+                    f"run names come from file names, so rename one"
+                )
             runs[name] = file
     return runs
 
@@ -261,8 +279,9 @@ def _aggregate(per_query, measures):
         for value in per_query.loc[(per_query["run"] == run) & (per_query["measure"] == name), "value"]:
             agg.add(float(value))
         summary.at[i, "value"] = float(agg.result())
-    return pd.DataFrame({"run": summary["run"], "query_id": SUMMARY_QID, "measure": summary["measure"],
-                         "value": summary["value"]})
+    return pd.DataFrame(
+        {"run": summary["run"], "query_id": SUMMARY_QID, "measure": summary["measure"], "value": summary["value"]}
+    )
 
 
 def _order_per_query(frame, measures, run_names):
@@ -276,7 +295,7 @@ def _order_per_query(frame, measures, run_names):
     return frame.iloc[order].reset_index(drop=True)
 
 
-def _lines(frame, args, multi_run: bool, by_query: bool) -> List[str]:
+def _lines(frame, args, multi_run: bool, by_query: bool) -> list[str]:
     import json
 
     values = frame["value"].astype(float).tolist()
@@ -285,7 +304,7 @@ def _lines(frame, args, multi_run: bool, by_query: bool) -> List[str]:
     names = frame["measure"].astype(str).tolist()
     if args.output_format == "jsonl":
         out = []
-        for run, qid, name, value in zip(runs, qids, names, values):
+        for run, qid, name, value in zip(runs, qids, names, values, strict=True):
             record = {"run": run} if multi_run else {}
             if by_query:
                 record["query_id"] = qid
@@ -296,10 +315,10 @@ def _lines(frame, args, multi_run: bool, by_query: bool) -> List[str]:
     spec = "" if args.places == -1 else f".{args.places}f"
     texts = [format(v, spec) for v in values]
     columns = ([runs] if multi_run else []) + ([qids] if by_query else []) + [names, texts]
-    return ["\t".join(parts) for parts in zip(*columns)]
+    return ["\t".join(parts) for parts in zip(*columns, strict=True)]
 
 
-def _evaluate(args) -> List[str]:
+def _evaluate(args) -> list[str]:
     from ir_incomplete.api import evaluate
     from ir_incomplete.data import read_trec_qrels, read_trec_run
 
@@ -319,8 +338,7 @@ def _evaluate(args) -> List[str]:
         raise CliError(f"run file {items[0]!r} does not exist (give QRELS RUN [RUN ...] MEASURE ...)")
     run_paths, measure_args = items[:n_runs], items[n_runs:]
     if not measure_args:
-        raise CliError("no measures given after the runs (e.g. 'AP' 'infAP(c=1.5)@10'); "
-                       "see 'ir_incomplete measures'")
+        raise CliError("no measures given after the runs (e.g. 'AP' 'infAP(c=1.5)@10'); see 'ir_incomplete measures'")
     measures = _parse_measures(measure_args)
     run_files = _collect_runs(run_paths)
     if args.output_format == "jsonl" and args.places != DEFAULT_PLACES:
@@ -329,8 +347,9 @@ def _evaluate(args) -> List[str]:
     qrels = _read(read_trec_qrels, args.qrels, "qrels")
     runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
     try:
-        per_query = evaluate(runs, qrels, measures, per_query=True, negative=args.negative,
-                             score_precision=args.score_precision)
+        per_query = evaluate(
+            runs, qrels, measures, per_query=True, negative=args.negative, score_precision=args.score_precision
+        )
     except (ValueError, NameError) as exc:
         raise CliError(_one_line(exc), EXIT_DATA) from None
     names = list(runs)
@@ -342,6 +361,7 @@ def _evaluate(args) -> List[str]:
     if args.no_summary:
         return _lines(per_query, args, multi_run, by_query=True)
     import pandas as pd
+
     summary = _aggregate(per_query, measures)
     blocks = []
     for name in names:  # per run: its per-query lines, then its summary lines
@@ -350,7 +370,7 @@ def _evaluate(args) -> List[str]:
     return _lines(pd.concat(blocks, ignore_index=True), args, multi_run, by_query=True)
 
 
-def _write(lines: List[str]) -> int:
+def _write(lines: list[str]) -> int:
     if not lines:
         return 0
     try:
@@ -402,6 +422,7 @@ def _allowed_text(param) -> str:
     if describe is not None:
         return describe()
     from ir_incomplete.grammar import _describe
+
     return _describe(param)
 
 
@@ -442,12 +463,13 @@ def _measure_rows(measure):
     rows = []
     for name, param in measure.SUPPORTED_PARAMS.items():
         label = "@k" if name == measure.AT_PARAM else name
-        rows.append((label, _default_text(measure, name, param), _allowed_text(param),
-                     getattr(param, "desc", "") or ""))
+        rows.append(
+            (label, _default_text(measure, name, param), _allowed_text(param), getattr(param, "desc", "") or "")
+        )
     return rows
 
 
-def _measures_text(measures) -> List[str]:
+def _measures_text(measures) -> list[str]:
     lines = []
     for measure in measures:
         lines.append(f"{measure.NAME}  {getattr(measure, 'SHORT_DESC', '') or ''}".rstrip())
@@ -470,11 +492,11 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _measures_markdown(measures) -> List[str]:
+def _measures_markdown(measures) -> list[str]:
     lines = ["| Measure | Parameters (defaults) | Description |", "|---|---|---|"]
     for measure in measures:
         params = []
-        for label, default, allowed, desc in _measure_rows(measure):
+        for label, default, allowed, _desc in _measure_rows(measure):
             if label == "@k":
                 params.append(f"`@k` (optional cut-off: {allowed})")
             elif default == "required":
@@ -489,11 +511,14 @@ def _measures_markdown(measures) -> List[str]:
 
 def measures_main(argv: Sequence[str]) -> int:
     """``ir_incomplete measures [--format text|markdown]``; returns the exit code."""
-    parser = _Parser(prog=f"{PROG} measures",
-                     description="List every measure of ir_incomplete with its parameters (default; "
-                                 "allowed values), a one-line description and an example string.")
-    parser.add_argument("--format", choices=("text", "markdown"), default="text",
-                        help="plain text (default) or a markdown table")
+    parser = _Parser(
+        prog=f"{PROG} measures",
+        description="List every measure of ir_incomplete with its parameters (default; "
+        "allowed values), a one-line description and an example string.",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "markdown"), default="text", help="plain text (default) or a markdown table"
+    )
     try:
         args = parser.parse_args(list(argv))
     except _Exit as done:
@@ -501,6 +526,7 @@ def measures_main(argv: Sequence[str]) -> int:
     except CliError as error:
         return _report(error)
     from ir_incomplete.measures import ALL_MEASURES
+
     lines = _measures_markdown(ALL_MEASURES) if args.format == "markdown" else _measures_text(ALL_MEASURES)
     return _write(lines)
 
@@ -516,20 +542,20 @@ def robustness_main(argv: Sequence[str]) -> int:
         module = importlib.import_module("ir_incomplete.robustness.cli")
     except ModuleNotFoundError as exc:
         if exc.name in ("ir_incomplete.robustness", "ir_incomplete.robustness.cli"):
-            return _report(CliError("the 'robustness' subcommand is not available in this version "
-                                    "of ir_incomplete"))
-        return _report(CliError(f"the 'robustness' subcommand needs the module {exc.name!r}; "
-                                f"install it first", EXIT_DATA))
+            return _report(CliError("the 'robustness' subcommand is not available in this version of ir_incomplete"))
+        return _report(
+            CliError(f"the 'robustness' subcommand needs the module {exc.name!r}; install it first", EXIT_DATA)
+        )
     return module.main(list(argv))
 
 
-SUBCOMMANDS: Dict[str, Callable[[Sequence[str]], int]] = {
+SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "measures": measures_main,
     "robustness": robustness_main,
 }
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ir_incomplete`` and ``python -m ir_incomplete``; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:

@@ -18,24 +18,37 @@ A document twice in one ranking is an error that names it.
 Everything here is vectorized: text ids are hashed once, joined with integer look-ups, ordered with one
 stable sort that is linear when the input is already in ranking order.
 """
+
 from __future__ import annotations
 
 import gzip
 import io
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
+
 from ir_incomplete._lazy import pandas as pd
 
 __all__ = [
-    "POOLED_UNJUDGED", "UNPOOLED", "PAD", "NEGATIVE_POLICIES", "SCORE_PRECISIONS",
-    "Qrels", "RankedLists", "read_trec_qrels", "read_trec_run", "rank_runs", "run_columns", "trec_order",
+    "POOLED_UNJUDGED",
+    "UNPOOLED",
+    "PAD",
+    "NEGATIVE_POLICIES",
+    "SCORE_PRECISIONS",
+    "Qrels",
+    "RankedLists",
+    "read_trec_qrels",
+    "read_trec_run",
+    "rank_runs",
+    "run_columns",
+    "trec_order",
 ]
 
-_DENSE_LOOKUP_CELLS = 4_000_000   # qrels look-up through a dense [topics × judged docs] table up to this size
-_FIXED_WIDTH_CHARS = 64           # tie-breaking sorts ids as fixed-width strings when none is longer
+_DENSE_LOOKUP_CELLS = 4_000_000  # qrels look-up through a dense [topics × judged docs] table up to this size
+_FIXED_WIDTH_CHARS = 64  # tie-breaking sorts ids as fixed-width strings when none is longer
 
 POOLED_UNJUDGED = -2
 UNPOOLED = -1
@@ -57,15 +70,21 @@ def _open_text(source):
     path = os.fspath(source)
     if str(path).endswith(".gz"):
         return gzip.open(path, "rt")
-    return open(path, "rt")
+    return open(path)
 
 
 def read_trec_qrels(source) -> pd.DataFrame:
     """Read a TREC qrels file (``qid iter docid grade``, ``.gz`` allowed) into ``query_id/doc_id/relevance``."""
     with _open_text(source) as handle:
-        frame = pd.read_csv(handle, sep=r"\s+", header=None, usecols=["query_id", "doc_id", "relevance"],
-                            names=["query_id", "iteration", "doc_id", "relevance"],
-                            dtype={"query_id": object, "doc_id": object}, engine="c")
+        frame = pd.read_csv(
+            handle,
+            sep=r"\s+",
+            header=None,
+            usecols=["query_id", "doc_id", "relevance"],
+            names=["query_id", "iteration", "doc_id", "relevance"],
+            dtype={"query_id": object, "doc_id": object},
+            engine="c",
+        )
     return frame
 
 
@@ -73,10 +92,15 @@ def read_trec_run(source) -> pd.DataFrame:
     """Read a TREC run file (``qid Q0 docid rank score tag``, ``.gz`` allowed) into
     ``query_id/doc_id/score``. The rank column is ignored, as trec_eval does."""
     with _open_text(source) as handle:
-        frame = pd.read_csv(handle, sep=r"\s+", header=None, usecols=["query_id", "doc_id", "score"],
-                            names=["query_id", "q0", "doc_id", "rank", "score", "tag"],
-                            dtype={"query_id": object, "doc_id": object, "score": np.float64},
-                            engine="c")
+        frame = pd.read_csv(
+            handle,
+            sep=r"\s+",
+            header=None,
+            usecols=["query_id", "doc_id", "score"],
+            names=["query_id", "q0", "doc_id", "rank", "score", "tag"],
+            dtype={"query_id": object, "doc_id": object, "score": np.float64},
+            engine="c",
+        )
     return frame
 
 
@@ -104,8 +128,10 @@ def _frame_columns(frame: pd.DataFrame, spec, kind: str):
         found = next((n for n in names if n in frame.columns), None)
         if found is None:
             expected = " or ".join("/".join(n[i] for n in spec) for i in range(2))
-            raise ValueError(f"{kind} DataFrame is missing column {names[0]!r} "
-                             f"(found columns {list(map(str, frame.columns))}; expected {expected})")
+            raise ValueError(
+                f"{kind} DataFrame is missing column {names[0]!r} "
+                f"(found columns {list(map(str, frame.columns))}; expected {expected})"
+            )
         cols.append(frame[found])
     return cols
 
@@ -132,9 +158,11 @@ def _tuples_columns(items, spec, kind: str):
     elif isinstance(first, (tuple, list)) and len(first) >= 3:
         idx = [0, 1, 2]
     else:
-        raise ValueError(f"{kind} must be a DataFrame, a dict of dicts, an iterable of named tuples "
-                         f"({'Qrel' if kind == 'qrels' else 'ScoredDoc'}), or a TREC file path; got {type(first).__name__} items")
-    cols = list(zip(*[(it[idx[0]], it[idx[1]], it[idx[2]]) for it in items]))
+        raise ValueError(
+            f"{kind} must be a DataFrame, a dict of dicts, an iterable of named tuples "
+            f"({'Qrel' if kind == 'qrels' else 'ScoredDoc'}), or a TREC file path; got {type(first).__name__} items"
+        )
+    cols = list(zip(*[(it[idx[0]], it[idx[1]], it[idx[2]]) for it in items], strict=True))
     return [np.array(cols[0], dtype=object), np.array(cols[1], dtype=object), _values(cols[2])]
 
 
@@ -147,24 +175,28 @@ def _columns(data, spec, kind: str, reader):
         qids, dids, vals = [], [], []
         for qid, docs in data.items():
             if not isinstance(docs, Mapping):
-                raise ValueError(f"{kind} dict must map query ids to dicts of doc_id -> value; "
-                                 f"query {qid!r} maps to {type(docs).__name__}")
+                raise ValueError(
+                    f"{kind} dict must map query ids to dicts of doc_id -> value; "
+                    f"query {qid!r} maps to {type(docs).__name__}"
+                )
             qids.extend([qid] * len(docs))
             dids.extend(docs.keys())
             vals.extend(docs.values())
         return [np.array(qids, dtype=object), np.array(dids, dtype=object), _values(vals)]
     if hasattr(data, "__iter__"):
         return _tuples_columns(data, spec, kind)
-    raise ValueError(f"cannot read {kind} of type {type(data).__name__}: expected a DataFrame "
-                     f"(query_id/doc_id/{spec[2][0]} or qid/docno/{spec[2][1]}), a dict of dicts, "
-                     f"an iterable of named tuples or a TREC file path")
+    raise ValueError(
+        f"cannot read {kind} of type {type(data).__name__}: expected a DataFrame "
+        f"(query_id/doc_id/{spec[2][0]} or qid/docno/{spec[2][1]}), a dict of dicts, "
+        f"an iterable of named tuples or a TREC file path"
+    )
 
 
 def _row_label(qids, dids, i) -> str:
     return f"row {int(i)} (query_id={qids[i]!r}, doc_id={dids[i]!r})"
 
 
-def run_columns(run) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(query_ids, doc_ids, scores)`` of any run form: object arrays of ``str`` and ``float64``."""
     q, d, s = _columns(run, _RUN_COLUMNS, "run", read_trec_run)
     qids, dids = _ids(q, "run query_id"), _ids(d, "run doc_id")
@@ -181,8 +213,10 @@ def run_columns(run) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         scores = raw.astype(np.float64, copy=False)
     nan = np.flatnonzero(~np.isfinite(scores)) if len(scores) else []
     if len(nan):
-        raise ValueError(f"run score {float(scores[nan[0]])!r} is not a finite number at "
-                         f"{_row_label(qids, dids, nan[0])} ({len(nan)} such rows)")
+        raise ValueError(
+            f"run score {float(scores[nan[0]])!r} is not a finite number at "
+            f"{_row_label(qids, dids, nan[0])} ({len(nan)} such rows)"
+        )
     return qids, dids, scores
 
 
@@ -211,11 +245,11 @@ class Qrels:
     n_unjudged: np.ndarray
     negative: str = "pooled_unjudged"
     topic_index: pd.Index = field(repr=False, default=None)
-    _doc_hash_index: Optional[pd.Index] = field(repr=False, default=None)
-    _dense: Optional[np.ndarray] = field(repr=False, default=None)
+    _doc_hash_index: pd.Index | None = field(repr=False, default=None)
+    _dense: np.ndarray | None = field(repr=False, default=None)
 
     @classmethod
-    def from_any(cls, qrels, negative: str = "pooled_unjudged") -> "Qrels":
+    def from_any(cls, qrels, negative: str = "pooled_unjudged") -> Qrels:
         """Build from a DataFrame (``query_id/doc_id/relevance`` or ``qid/docno/label``), a dict of
         dicts, an iterable of ``Qrel``, a TREC qrels path (``.gz`` allowed) or an existing ``Qrels``."""
         if isinstance(qrels, Qrels):
@@ -247,8 +281,16 @@ class Qrels:
         counts = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
         np.add.at(counts, (topic_codes[judged], grades[judged]), 1)
         n_unjudged = np.bincount(topic_codes[~judged], minlength=n_topics).astype(np.int64)
-        return cls(topic_ids=topic_ids, doc_ids=doc_ids, keys=keys, grades=codes, grade_counts=counts,
-                   n_unjudged=n_unjudged, negative=negative, topic_index=pd.Index(topic_ids))
+        return cls(
+            topic_ids=topic_ids,
+            doc_ids=doc_ids,
+            keys=keys,
+            grades=codes,
+            grade_counts=counts,
+            n_unjudged=n_unjudged,
+            negative=negative,
+            topic_index=pd.Index(topic_ids),
+        )
 
     # -- summaries --------------------------------------------------------------------------------------
     @property
@@ -274,8 +316,13 @@ class Qrels:
         """The judgments as a ``query_id/doc_id/relevance`` DataFrame (pooled-but-unjudged as −1)."""
         n_docs = max(len(self.doc_ids), 1)
         grades = np.where(self.grades == POOLED_UNJUDGED, -1, self.grades)
-        return pd.DataFrame({"query_id": self.topic_ids[self.keys // n_docs],
-                             "doc_id": self.doc_ids[self.keys % n_docs], "relevance": grades})
+        return pd.DataFrame(
+            {
+                "query_id": self.topic_ids[self.keys // n_docs],
+                "doc_id": self.doc_ids[self.keys % n_docs],
+                "relevance": grades,
+            }
+        )
 
     # -- look-up ------------------------------------------------------------------------------------------
     def doc_codes(self, dids: np.ndarray, hashes: np.ndarray) -> np.ndarray:
@@ -321,14 +368,18 @@ def _integer_grades(raw: np.ndarray, qids, dids) -> np.ndarray:
         numeric = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(dtype=np.float64)
         bad = np.flatnonzero(np.isnan(numeric))
         if len(bad):
-            raise ValueError(f"qrels relevance {raw[bad[0]]!r} is not an integer grade at {_row_label(qids, dids, bad[0])}")
+            raise ValueError(
+                f"qrels relevance {raw[bad[0]]!r} is not an integer grade at {_row_label(qids, dids, bad[0])}"
+            )
         raw = numeric
     if np.issubdtype(raw.dtype, np.integer):
         return raw.astype(np.int64)
     if np.issubdtype(raw.dtype, np.floating):
         bad = np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw)))
         if len(bad):
-            raise ValueError(f"qrels relevance {float(raw[bad[0]])!r} is not an integer grade at {_row_label(qids, dids, bad[0])}")
+            raise ValueError(
+                f"qrels relevance {float(raw[bad[0]])!r} is not an integer grade at {_row_label(qids, dids, bad[0])}"
+            )
         return raw.astype(np.int64)
     raise ValueError(f"qrels relevance must be integer grades (got dtype {raw.dtype})")
 
@@ -349,18 +400,18 @@ class RankedLists:
     lengths: np.ndarray
     run_of_row: np.ndarray
     topic_of_row: np.ndarray
-    run_names: List[str]
+    run_names: list[str]
     qrels: Qrels
     #: document ids of every row in ranking order, concatenated (row ``i`` starts at ``row_starts[i]``);
     #: ``None`` when not kept. Used by measures that order documents by id (``BootNDCG(order=docid)``).
-    doc_ids: Optional[np.ndarray] = field(default=None, repr=False)
-    row_starts: Optional[np.ndarray] = field(default=None, repr=False)
+    doc_ids: np.ndarray | None = field(default=None, repr=False)
+    row_starts: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_rows(self) -> int:
         return self.codes.shape[0]
 
-    def truncated(self, cutoff: Optional[int]) -> np.ndarray:
+    def truncated(self, cutoff: int | None) -> np.ndarray:
         """The code matrix cut after rank ``cutoff`` (a view; the whole matrix for ``None``)."""
         if cutoff is None:
             return self.codes
@@ -376,7 +427,7 @@ def _descending_score_keys(scores: np.ndarray) -> np.ndarray:
     s32 = scores.astype(np.float32) + np.float32(0.0)  # −0.0 → +0.0: equal scores tie, as in C
     bits = s32.view(np.int32).astype(np.int64)
     ordered = np.where(bits < 0, bits ^ 0x7FFFFFFF, bits)  # monotone in the float value
-    return (np.int64(0x7FFFFFFF) - ordered)  # 0 .. 2^32-1, smaller = higher score
+    return np.int64(0x7FFFFFFF) - ordered  # 0 .. 2^32-1, smaller = higher score
 
 
 def _segments(qids: np.ndarray):
@@ -387,8 +438,9 @@ def _segments(qids: np.ndarray):
     return np.concatenate(([0], change)).astype(np.int64)
 
 
-def trec_order(ranking: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray,
-               score_precision: str = "float32") -> np.ndarray:
+def trec_order(
+    ranking: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray, score_precision: str = "float32"
+) -> np.ndarray:
     """The permutation that puts items in trec_eval's order: grouped by ``ranking`` (an int64 id per
     item, ascending), then score descending (compared as ``float32`` by default, as trec_eval 9 does),
     ties broken by document id descending, byte-wise (code-point order of the ``str`` ids).
@@ -412,9 +464,18 @@ def trec_order(ranking: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray,
         if max(map(len, sub_ids)) <= _FIXED_WIDTH_CHARS:
             sub_ids = sub_ids.astype(str)  # fixed-width: same code-point order, sorted in C
         _, doc_rank = np.unique(sub_ids, return_inverse=True)
-        group = np.cumsum(np.concatenate(([True], ~((ranked[pos[1:]] == ranked[pos[:-1]]) &
-                                                     (cmp_scores[pos[1:]] == cmp_scores[pos[:-1]]) &
-                                                     (pos[1:] == pos[:-1] + 1)))))
+        group = np.cumsum(
+            np.concatenate(
+                (
+                    [True],
+                    ~(
+                        (ranked[pos[1:]] == ranked[pos[:-1]])
+                        & (cmp_scores[pos[1:]] == cmp_scores[pos[:-1]])
+                        & (pos[1:] == pos[:-1] + 1)
+                    ),
+                )
+            )
+        )
         within = np.lexsort((-doc_rank.reshape(-1), group))
         order[pos] = order[pos[within]]
     return order
@@ -430,7 +491,7 @@ def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "flo
         raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
     names = list(runs.keys())
     n_topics = qrels.n_topics
-    topic_parts, doc_parts, score_parts, run_parts, did_parts = [], [], [], [], []
+    topic_parts, score_parts, run_parts, did_parts = [], [], [], []
     for run_no, name in enumerate(names):
         qids, dids, scores = run_columns(runs[name])
         starts = _segments(qids)
@@ -472,16 +533,22 @@ def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "flo
     row_ranking = ranking[row_start] if n else ranking
     depth = int(lengths.max()) if len(lengths) else 0
 
-    _check_duplicates(hashes, dids, row_of_item, rank_pos, len(row_start), depth, row_ranking,
-                      qrels, names, n_topics)
+    _check_duplicates(hashes, dids, row_of_item, rank_pos, len(row_start), depth, row_ranking, qrels, names, n_topics)
 
     doc_codes = qrels.doc_codes(dids, hashes)
     grade_codes = qrels.lookup(ranking % max(n_topics, 1), doc_codes)
     codes = np.full((len(row_start), depth), PAD, dtype=np.int32)
     codes[row_of_item, rank_pos] = grade_codes
-    return RankedLists(codes=codes, lengths=lengths, run_of_row=row_ranking // max(n_topics, 1),
-                       topic_of_row=row_ranking % max(n_topics, 1), run_names=names, qrels=qrels,
-                       doc_ids=dids, row_starts=row_start)
+    return RankedLists(
+        codes=codes,
+        lengths=lengths,
+        run_of_row=row_ranking // max(n_topics, 1),
+        topic_of_row=row_ranking % max(n_topics, 1),
+        run_names=names,
+        qrels=qrels,
+        doc_ids=dids,
+        row_starts=row_start,
+    )
 
 
 _HASH_PAD = np.iinfo(np.int64).max
@@ -496,7 +563,7 @@ def _check_duplicates(hashes, dids, row_of_item, rank_pos, n_rows, depth, row_ra
     same = (matrix[:, 1:] == matrix[:, :-1]) & (matrix[:, 1:] != _HASH_PAD)
     if not same.any():
         return
-    for row, col in zip(*np.nonzero(same)):
+    for row, col in zip(*np.nonzero(same), strict=True):
         h = matrix[row, col]
         items = np.flatnonzero((row_of_item == row) & (hashes == h))
         docs = dids[items]
@@ -504,7 +571,8 @@ def _check_duplicates(hashes, dids, row_of_item, rank_pos, n_rows, depth, row_ra
             ranking = row_ranking[row]
             run = names[ranking // max(n_topics, 1)]
             qid = qrels.topic_ids[ranking % max(n_topics, 1)]
-            raise ValueError(f"run {run!r} lists document {docs[0]!r} more than once for query {qid!r}; "
-                             f"trec_eval refuses such runs (remove the duplicates first, e.g. "
-                             f"run.drop_duplicates(['query_id', 'doc_id']))")
-
+            raise ValueError(
+                f"run {run!r} lists document {docs[0]!r} more than once for query {qid!r}; "
+                f"trec_eval refuses such runs (remove the duplicates first, e.g. "
+                f"run.drop_duplicates(['query_id', 'doc_id']))"
+            )

@@ -26,19 +26,31 @@ is the one string ``'pool+run'``; every other bare word is a string. Whitespace 
 :func:`install_parsers` makes ``ir_measures.parse_measure`` and ``ir_measures.parse_trec_measure`` try
 their original implementation first and fall back to :func:`parse`.
 """
+
 from __future__ import annotations
 
 import math
 import numbers
 import re
 import threading
-from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 import ir_measures
 
 __all__ = [
-    "MeasureSyntaxError", "UnknownMeasureError", "Token", "tokenize", "parse_parts", "format_value",
-    "format_measure", "parse", "parse_measure", "install_parsers", "uninstall_parsers", "parsers_installed",
+    "MeasureSyntaxError",
+    "UnknownMeasureError",
+    "Token",
+    "tokenize",
+    "parse_parts",
+    "format_value",
+    "format_measure",
+    "parse",
+    "parse_measure",
+    "install_parsers",
+    "uninstall_parsers",
+    "parsers_installed",
 ]
 
 
@@ -54,8 +66,7 @@ class MeasureSyntaxError(ValueError):
     (the offending token's text, ``None`` at the end of the input) and ``expected`` (or ``None``).
     """
 
-    def __init__(self, text: str, position: int, detail: str, token: Optional[str] = None,
-                 expected: Optional[str] = None):
+    def __init__(self, text: str, position: int, detail: str, token: str | None = None, expected: str | None = None):
         self.text = text
         self.position = position
         self.detail = detail
@@ -76,7 +87,7 @@ class UnknownMeasureError(NameError, ValueError):
     name and ``suggestions`` the close matches.
     """
 
-    def __init__(self, message: str, name: Optional[str] = None, suggestions: Sequence[str] = ()):
+    def __init__(self, message: str, name: str | None = None, suggestions: Sequence[str] = ()):
         super().__init__(message)
         self.name = name
         self.suggestions = tuple(suggestions)
@@ -96,6 +107,7 @@ class Token(NamedTuple):
     word, or ``True``/``False``/``None`` for those words; the operator itself for ``OP``; ``None`` for
     ``END``) and ``pos`` the 0-based position of its first character.
     """
+
     kind: str
     text: str
     value: Any
@@ -114,10 +126,10 @@ _SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 
 
-def _read_string(text: str, start: int) -> Tuple[str, int]:
+def _read_string(text: str, start: int) -> tuple[str, int]:
     """Decode the quoted string that starts at ``start``; return it and the index after its closing quote."""
     quote = text[start]
-    out: List[str] = []
+    out: list[str] = []
     i = start + 1
     n = len(text)
     while i < n:
@@ -136,20 +148,34 @@ def _read_string(text: str, start: int) -> Tuple[str, int]:
             i += 2
             continue
         width = _HEX_ESCAPES.get(code)
-        digits = text[i + 2:i + 2 + width] if width else ""
-        if width and len(digits) == width and all(c in "0123456789abcdefABCDEF" for c in digits) \
-                and int(digits, 16) <= 0x10FFFF:
+        digits = text[i + 2 : i + 2 + width] if width else ""
+        if (
+            width
+            and len(digits) == width
+            and all(c in "0123456789abcdefABCDEF" for c in digits)
+            and int(digits, 16) <= 0x10FFFF
+        ):
             out.append(chr(int(digits, 16)))
             i += 2 + width
             continue
-        bad = text[i:i + 2 + (width or 0)]
-        raise MeasureSyntaxError(text, i, f"invalid escape {bad!r} at position {i}", token=bad,
-                                 expected="one of \\\\ \\' \\\" \\n \\t \\r \\xNN \\uNNNN \\UNNNNNNNN")
-    raise MeasureSyntaxError(text, start, f"unterminated string starting at position {start}",
-                             token=text[start:], expected=f"closing {quote}")
+        bad = text[i : i + 2 + (width or 0)]
+        raise MeasureSyntaxError(
+            text,
+            i,
+            f"invalid escape {bad!r} at position {i}",
+            token=bad,
+            expected="one of \\\\ \\' \\\" \\n \\t \\r \\xNN \\uNNNN \\UNNNNNNNN",
+        )
+    raise MeasureSyntaxError(
+        text,
+        start,
+        f"unterminated string starting at position {start}",
+        token=text[start:],
+        expected=f"closing {quote}",
+    )
 
 
-def tokenize(text: str) -> List[Token]:
+def tokenize(text: str) -> list[Token]:
     """Split a measure string into :class:`Token` objects, ending with one ``END`` token.
 
     Raises :class:`MeasureSyntaxError` for a character that starts no token (``unexpected '%' at position
@@ -157,7 +183,7 @@ def tokenize(text: str) -> List[Token]:
     """
     if not isinstance(text, str):
         raise TypeError(f"a measure string must be a str, not {type(text).__name__}")
-    tokens: List[Token] = []
+    tokens: list[Token] = []
     i = 0
     n = len(text)
     while i < n:
@@ -226,7 +252,7 @@ class _Parser:
             self.index += 1
         return tok
 
-    def fail(self, expected: str, tok: Optional[Token] = None):
+    def fail(self, expected: str, tok: Token | None = None):
         tok = tok or self.peek()
         if tok.kind == "END":
             detail = f"expected {expected} at position {tok.pos} (end of input)"
@@ -234,7 +260,7 @@ class _Parser:
         detail = f"expected {expected}, got {tok.text!r} at position {tok.pos}"
         raise MeasureSyntaxError(self.text, tok.pos, detail, token=tok.text, expected=expected)
 
-    def expect_op(self, op: str, expected: Optional[str] = None) -> Token:
+    def expect_op(self, op: str, expected: str | None = None) -> Token:
         if not self.is_op(op):
             self.fail(expected or repr(op))
         return self.advance()
@@ -243,12 +269,12 @@ class _Parser:
         return self.peek(ahead).kind == "WORD" and self.is_op("=", ahead + 1)
 
     # -- grammar ---------------------------------------------------------------------------------------
-    def measure(self) -> Tuple[str, Dict[str, Any], Any]:
+    def measure(self) -> tuple[str, dict[str, Any], Any]:
         name_tok = self.peek()
         if name_tok.kind != "WORD":
             self.fail("a measure name")
         self.advance()
-        params: Dict[str, Any] = {}
+        params: dict[str, Any] = {}
         after_name = "'(', '@' or end of input"
         if self.is_op("("):
             self.advance()
@@ -283,15 +309,18 @@ class _Parser:
             self.fail(after_name)
         return name_tok.text, params, at
 
-    def param(self, params: Dict[str, Any]) -> None:
+    def param(self, params: dict[str, Any]) -> None:
         name_tok = self.peek()
         if name_tok.kind != "WORD":
             self.fail("a parameter name" if params else "a parameter name or ')'")
         if name_tok.text in params:
             raise MeasureSyntaxError(
-                self.text, name_tok.pos,
+                self.text,
+                name_tok.pos,
                 f"duplicate parameter {name_tok.text!r} at position {name_tok.pos}",
-                token=name_tok.text, expected="each parameter at most once")
+                token=name_tok.text,
+                expected="each parameter at most once",
+            )
         self.advance()
         self.expect_op("=", f"'=' after parameter {name_tok.text!r}")
         params[name_tok.text] = self.value()
@@ -308,7 +337,7 @@ class _Parser:
 
     def explicit_tuple(self) -> tuple:
         self.expect_op("(")
-        items: List[Any] = []
+        items: list[Any] = []
         if self.is_op(")"):
             self.advance()
             return ()
@@ -350,7 +379,7 @@ class _Parser:
 
     def dictionary(self) -> dict:
         self.expect_op("{")
-        out: Dict[Any, Any] = {}
+        out: dict[Any, Any] = {}
         if self.is_op("}"):
             self.advance()
             return out
@@ -358,13 +387,21 @@ class _Parser:
             key_tok = self.peek()
             key = self.scalar("a key")
             if not _is_hashable(key):
-                raise MeasureSyntaxError(self.text, key_tok.pos,
-                                         f"a dict cannot be a key (position {key_tok.pos})",
-                                         token=key_tok.text, expected="a number, word or string key")
+                raise MeasureSyntaxError(
+                    self.text,
+                    key_tok.pos,
+                    f"a dict cannot be a key (position {key_tok.pos})",
+                    token=key_tok.text,
+                    expected="a number, word or string key",
+                )
             if key in out:
-                raise MeasureSyntaxError(self.text, key_tok.pos,
-                                         f"duplicate key {key!r} at position {key_tok.pos}",
-                                         token=key_tok.text, expected="each key at most once")
+                raise MeasureSyntaxError(
+                    self.text,
+                    key_tok.pos,
+                    f"duplicate key {key!r} at position {key_tok.pos}",
+                    token=key_tok.text,
+                    expected="each key at most once",
+                )
             self.expect_op(":", "':'")
             out[key] = self.scalar()
             if self.is_op(","):
@@ -380,7 +417,7 @@ class _Parser:
         return out
 
 
-def parse_parts(text: str) -> Tuple[str, Dict[str, Any], Any]:
+def parse_parts(text: str) -> tuple[str, dict[str, Any], Any]:
     """Parse a measure string into ``(name, params, at)`` without looking the name up.
 
     ``params`` keeps the order of the string; ``at`` is the number after ``@`` or ``None``.
@@ -492,7 +529,7 @@ def format_value(value: Any) -> str:
     return _format_scalar(value)
 
 
-def format_measure(name: str, items: Iterable[Tuple[str, Any]] = (), at: Any = None) -> str:
+def format_measure(name: str, items: Iterable[tuple[str, Any]] = (), at: Any = None) -> str:
     """The canonical string of a measure: ``name``, ``(k=v,...)`` when ``items`` is non-empty (in the
     given order) and ``@at`` when ``at`` is not ``None``; no spaces anywhere.
 
@@ -562,11 +599,13 @@ def _not_provided():
 
 def _coerce_builtin(name: str, key: str, value: Any, info) -> Any:
     """Check (and convert) one parameter value of an ``ir_measures`` built-in measure."""
+
     def fail(reason: str):
         desc = getattr(info, "desc", None)
         about = f" ({desc})" if desc else ""
-        raise ValueError(f"{name}: invalid value {value!r} for parameter {key!r}{about}: {reason}; "
-                         f"expected {_describe(info)}")
+        raise ValueError(
+            f"{name}: invalid value {value!r} for parameter {key!r}{about}: {reason}; expected {_describe(info)}"
+        )
 
     dtype = getattr(info, "dtype", None)
     if dtype is bool:
@@ -589,21 +628,22 @@ def _coerce_builtin(name: str, key: str, value: Any, info) -> Any:
     return value
 
 
-def _validate_builtin(name: str, measure, params: Dict[str, Any], at_given: bool) -> Dict[str, Any]:
+def _validate_builtin(name: str, measure, params: dict[str, Any], at_given: bool) -> dict[str, Any]:
     supported = getattr(measure, "SUPPORTED_PARAMS", {}) or {}
-    clean: Dict[str, Any] = {}
+    clean: dict[str, Any] = {}
     for key, value in params.items():
         info = supported.get(key)
         if info is None:
             if at_given and key == measure.AT_PARAM:
-                raise ValueError(f"{name} takes no @ value (it has no parameter {key!r}); "
-                                 f"valid parameters: {_param_names(measure)}")
+                raise ValueError(
+                    f"{name} takes no @ value (it has no parameter {key!r}); valid parameters: {_param_names(measure)}"
+                )
             raise ValueError(f"{name} has no parameter {key!r}; valid parameters: {_param_names(measure)}")
         clean[key] = _coerce_builtin(name, key, value, info)
     return clean
 
 
-def parse(text) -> "ir_measures.Measure":
+def parse(text) -> ir_measures.Measure:
     """Parse a measure string into an ``ir_measures.Measure`` (a ``Measure`` is returned unchanged).
 
     The name is looked up in ``ir_measures.measures.registry`` at call time; an unknown name raises
@@ -641,7 +681,7 @@ parse_measure = parse
 # patching ir_measures' parsers: original first, then ours
 # ---------------------------------------------------------------------------------------------------------
 #: (module name, attribute) -> the function that was bound there before :func:`install_parsers`
-_ORIGINALS: Dict[Tuple[str, str], Any] = {}
+_ORIGINALS: dict[tuple[str, str], Any] = {}
 _TARGETS = (
     ("ir_measures", "parse_measure", "measure"),
     ("ir_measures.util", "parse_measure", "measure"),
@@ -665,9 +705,11 @@ def _wrap_parse_measure(original):
                 return parse(measure)
             except Exception as ours:
                 raise ours from upstream
+
     parse_measure.__doc__ = (
         "Parse a measure string: ``ir_measures``' own ``parse_measure`` first and, when it fails, the "
-        "grammar of :mod:`ir_incomplete.grammar` (whose error is raised if both fail).")
+        "grammar of :mod:`ir_incomplete.grammar` (whose error is raised if both fail)."
+    )
     return parse_measure
 
 
@@ -680,10 +722,12 @@ def _wrap_parse_trec_measure(original):
                 return [parse(measure)]
             except Exception as ours:
                 raise ours from upstream
+
     parse_trec_measure.__doc__ = (
         "Parse a trec_eval measure name into a list of measures: ``ir_measures``' own "
         "``parse_trec_measure`` first (so ``map``, ``P``, ``ndcg_cut_10`` keep their meaning) and, when it "
-        "fails, ``[parse(measure)]`` with :mod:`ir_incomplete.grammar` (whose error is raised if both fail).")
+        "fails, ``[parse(measure)]`` with :mod:`ir_incomplete.grammar` (whose error is raised if both fail)."
+    )
     return parse_trec_measure
 
 
@@ -696,7 +740,7 @@ def install_parsers() -> None:
     original as ``__wrapped__``; :func:`uninstall_parsers` puts the originals back.
     """
     with _LOCK:
-        wrappers: Dict[int, Any] = {}  # one wrapper per original, so aliases stay identical
+        wrappers: dict[int, Any] = {}  # one wrapper per original, so aliases stay identical
         for module_name, attr, kind in _TARGETS:
             module = _module(module_name)
             current = getattr(module, attr)

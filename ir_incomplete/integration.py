@@ -10,6 +10,7 @@
 * ``ir_measures.parse_measure`` / ``parse_trec_measure`` are wrapped to fall back on our grammar
   (opt out with ``IR_INCOMPLETE_PATCH_PARSERS=0`` or ``activate(patch_parsers=False)``).
 """
+
 from __future__ import annotations
 
 import os

@@ -9,9 +9,10 @@ In ``ir_measures``' default pipeline the provider sits right after ``runtime`` a
 Plain ``infAP`` stays with pytrec_eval there, but ``ir_measures.providers.registry['ir_incomplete']``
 computes it too when asked directly (that is how parity with pytrec_eval is proven).
 """
+
 from __future__ import annotations
 
-from typing import Dict, Iterable, Iterator, List
+from collections.abc import Iterable, Iterator
 
 import ir_measures
 from ir_measures import Metric
@@ -21,10 +22,10 @@ from ir_incomplete.measures import ALL_MEASURES, IncompleteMeasure
 
 __all__ = ["IncompleteProvider", "IncompleteEvaluator", "as_incomplete", "computable"]
 
-_BY_NAME: Dict[str, IncompleteMeasure] = {}
+_BY_NAME: dict[str, IncompleteMeasure] = {}
 
 
-def _by_name() -> Dict[str, IncompleteMeasure]:
+def _by_name() -> dict[str, IncompleteMeasure]:
     if not _BY_NAME:
         _BY_NAME.update({m.NAME: m for m in ALL_MEASURES})
     return _BY_NAME
@@ -69,11 +70,11 @@ class IncompleteEvaluator(ir_measures.providers.Evaluator):
                 columns = details(ranked, self.qrels)
                 metric_type = ours.METRIC_TYPE
                 extra = [columns[name].tolist() for name in metric_type._fields[2:]]
-                for qid, *values in zip(topics.tolist(), *extra):
+                for qid, *values in zip(topics.tolist(), *extra, strict=True):
                     yield metric_type(qid, measure, *values)
                 continue
             values = ours.compute(ranked, self.qrels)
-            for qid, value in zip(topics.tolist(), values.tolist()):
+            for qid, value in zip(topics.tolist(), values.tolist(), strict=True):
                 yield Metric(query_id=qid, measure=measure, value=value)
 
 
@@ -93,7 +94,7 @@ class IncompleteProvider(ir_measures.providers.Provider):
         self.score_precision = score_precision
 
     @property
-    def SUPPORTED_MEASURES(self) -> List[IncompleteMeasure]:  # listed for documentation
+    def SUPPORTED_MEASURES(self) -> list[IncompleteMeasure]:  # listed for documentation
         return list(ALL_MEASURES)
 
     def supports(self, measure) -> bool:
@@ -101,5 +102,6 @@ class IncompleteProvider(ir_measures.providers.Provider):
         return isinstance(measure, IncompleteMeasure) and not measure.is_builtin_equivalent()
 
     def _evaluator(self, measures, qrels) -> IncompleteEvaluator:
-        return IncompleteEvaluator(measures, Qrels.from_any(qrels, negative=self.negative),
-                                   score_precision=self.score_precision)
+        return IncompleteEvaluator(
+            measures, Qrels.from_any(qrels, negative=self.negative), score_precision=self.score_precision
+        )

@@ -2,6 +2,7 @@
 
 Tests that need ``../shared`` skip with a clear reason when it is absent (e.g. in a user's fresh clone).
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,11 @@ def spec_cases(measure_names):
     if not SPEC_VECTORS.exists():
         return []
     data = json.loads(SPEC_VECTORS.read_text())
-    return [(e["topic"], e["measure_string"], e["value"]) for e in data["expected"]
-            if e["measure"] in measure_names and e.get("measure_string")]
+    return [
+        (e["topic"], e["measure_string"], e["value"])
+        for e in data["expected"]
+        if e["measure"] in measure_names and e.get("measure_string")
+    ]
 
 
 def spec_topic(spec_data, topic):
@@ -51,17 +55,21 @@ def spec_topic(spec_data, topic):
 def covid():
     """TREC-COVID round 1: ``{"qrels": DataFrame, "complete": DataFrame, "runs": {name: DataFrame}}``."""
     from ir_incomplete.data import read_trec_qrels, read_trec_run
+
     _need(COVID)
     runs = {p.name[:-3]: read_trec_run(p) for p in sorted((COVID / "runs").glob("*.gz"))}
-    return {"qrels": read_trec_qrels(COVID / "qrels.round1.txt.gz"),
-            "complete": read_trec_qrels(COVID / "qrels.complete-topics1-30.txt.gz"),
-            "runs": runs}
+    return {
+        "qrels": read_trec_qrels(COVID / "qrels.round1.txt.gz"),
+        "complete": read_trec_qrels(COVID / "qrels.complete-topics1-30.txt.gz"),
+        "runs": runs,
+    }
 
 
 @pytest.fixture(scope="session")
 def robust04():
     """Robust04: ``{"qrels": DataFrame, "runs": {name: DataFrame}}``."""
     from ir_incomplete.data import read_trec_qrels, read_trec_run
+
     _need(ROBUST04)
     runs = {p.name.split(".gz")[0]: read_trec_run(p) for p in sorted((ROBUST04 / "runs").iterdir())}
     return {"qrels": read_trec_qrels(ROBUST04 / "qrels.robust04.txt.gz"), "runs": runs}
@@ -76,12 +84,14 @@ def trec_eval_test():
 def pytrec_per_query(qrels_frame, run_frame, measures, relevance_level=1, judged_docs_only=False):
     """pytrec_eval's per-query values ``{qid: {measure: value}}`` straight from DataFrames."""
     import pytrec_eval
+
     qrels = {}
-    for q, d, r in zip(qrels_frame["query_id"], qrels_frame["doc_id"], qrels_frame["relevance"]):
+    for q, d, r in zip(qrels_frame["query_id"], qrels_frame["doc_id"], qrels_frame["relevance"], strict=True):
         qrels.setdefault(str(q), {})[str(d)] = int(r)
     run = {}
-    for q, d, s in zip(run_frame["query_id"], run_frame["doc_id"], run_frame["score"]):
+    for q, d, s in zip(run_frame["query_id"], run_frame["doc_id"], run_frame["score"], strict=True):
         run.setdefault(str(q), {})[str(d)] = float(s)
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(measures), relevance_level=relevance_level,
-                                               judged_docs_only_flag=judged_docs_only)
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, set(measures), relevance_level=relevance_level, judged_docs_only_flag=judged_docs_only
+    )
     return evaluator.evaluate(run)

@@ -1,22 +1,22 @@
 """Induced AP, subcollection AP, bpref, bpref-10 and RankEff: spec vectors, parameters, routing in
 ``ir_measures``, kernels against straightforward per-query references, and properties."""
+
 from __future__ import annotations
 
 import math
 
+import ir_measures
 import numpy as np
 import pytest
+from conftest import spec_cases, spec_topic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import ir_measures
 import ir_incomplete
 from ir_incomplete import evaluate, parse
 from ir_incomplete.data import PAD, POOLED_UNJUDGED, UNPOOLED
 from ir_incomplete.kernels import ap_family as kernels
-from ir_incomplete.measures import ALL_MEASURES, Bpref, BPref, Bpref10, RankEff, indAP, subAP
-
-from conftest import spec_cases, spec_topic
+from ir_incomplete.measures import ALL_MEASURES, BPref, Bpref, Bpref10, RankEff, indAP, subAP
 
 OURS = ir_measures.providers.registry["ir_incomplete"]
 
@@ -29,8 +29,17 @@ CASES = spec_cases(MEASURES)
 # ---------------------------------------------------------------------------------------------------
 def test_spec_vectors_cover_every_measure_and_variant(spec):
     strings = {s for _, s, _ in CASES}
-    assert {"indAP", "indAP(variant=original)", "subAP", "subAP(p=0.5)", "Bpref", "Bpref(variant=paper)",
-            "Bpref10", "Bpref10(variant=paper)", "RankEff"} <= strings
+    assert {
+        "indAP",
+        "indAP(variant=original)",
+        "subAP",
+        "subAP(p=0.5)",
+        "Bpref",
+        "Bpref(variant=paper)",
+        "Bpref10",
+        "Bpref10(variant=paper)",
+        "RankEff",
+    } <= strings
     topics = {t for t, _, _ in CASES}
     assert {"A", "B", "C", "D1", "D2", "G1", "G2", "E", "F", "S", "T1", "T2", "N0"} <= topics
     assert len(CASES) == 117
@@ -69,8 +78,15 @@ def test_topics_together_equal_topics_alone(spec):
     for t in topics:
         r, q = spec_topic(spec, t)
         run[t], qrels[t] = r["q"], q["q"]
-    strings = ["indAP", "indAP(variant=original)", "subAP", "subAP(p=0.5)@4", "Bpref", "Bpref10(variant=paper)",
-               "RankEff@3"]
+    strings = [
+        "indAP",
+        "indAP(variant=original)",
+        "subAP",
+        "subAP(p=0.5)@4",
+        "Bpref",
+        "Bpref10(variant=paper)",
+        "RankEff@3",
+    ]
     together = evaluate({"r": run}, qrels, strings)
     for t in topics:
         r, q = spec_topic(spec, t)
@@ -82,11 +98,15 @@ def test_topics_together_equal_topics_alone(spec):
 def test_subap_default_p_is_per_topic(spec):
     """Topic A: J = 6 judged, U = 2 negative → p = 0.75 (D6); topic E has no negative entries → p = 1."""
     run, qrels = spec_topic(spec, "A")
-    assert evaluate({"r": run}, qrels, ["subAP"])["value"].iloc[0] == \
-        evaluate({"r": run}, qrels, ["subAP(p=0.75)"])["value"].iloc[0]
+    assert (
+        evaluate({"r": run}, qrels, ["subAP"])["value"].iloc[0]
+        == evaluate({"r": run}, qrels, ["subAP(p=0.75)"])["value"].iloc[0]
+    )
     run, qrels = spec_topic(spec, "E")
-    assert evaluate({"r": run}, qrels, ["subAP"])["value"].iloc[0] == \
-        evaluate({"r": run}, qrels, ["indAP"])["value"].iloc[0]
+    assert (
+        evaluate({"r": run}, qrels, ["subAP"])["value"].iloc[0]
+        == evaluate({"r": run}, qrels, ["indAP"])["value"].iloc[0]
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -112,18 +132,29 @@ def test_indap_condense_then_cut():
 def test_topic_a_cutoffs(spec):
     """Topic A by hand. @5 keeps d1 R, d4 U, x1 NP, d2 N, d3 R."""
     run, qrels = spec_topic(spec, "A")
-    values = evaluate({"r": run}, qrels, ["Bpref@5", "Bpref(variant=paper)@5", "Bpref10@5", "RankEff@5",
-                                          "RankEff@1", "indAP@3", "indAP(variant=original)@3",
-                                          "subAP(p=0.5)@3"])["value"].tolist()
+    values = evaluate(
+        {"r": run},
+        qrels,
+        [
+            "Bpref@5",
+            "Bpref(variant=paper)@5",
+            "Bpref10@5",
+            "RankEff@5",
+            "RankEff@1",
+            "indAP@3",
+            "indAP(variant=original)@3",
+            "subAP(p=0.5)@3",
+        ],
+    )["value"].tolist()
     expected = [
-        (1 + (1 - 1 / 3)) / 3,          # d6 past the cut-off contributes 0; R and N unchanged
+        (1 + (1 - 1 / 3)) / 3,  # d6 past the cut-off contributes 0; R and N unchanged
         (1 + (1 - 1 / 3)) / 3,
-        (1 + (1 - 1 / 3)) / 3,          # trec_eval variant: min(N, R+10) = 3
-        (3 / 3 + 2 / 3) / 3,            # d2 retrieved above d3; d5, d7 count as unretrieved
+        (1 + (1 - 1 / 3)) / 3,  # trec_eval variant: min(N, R+10) = 3
+        (3 / 3 + 2 / 3) / 3,  # d2 retrieved above d3; d5, d7 count as unretrieved
         (3 / 3) / 3,
-        (1 / 1) / 3,                    # pool list d1 x1 d2 | d3 ...: only d1 in the first 3
-        (1 + 2 / 3) / 3,                # original list d1 d2 d3
-        (1 + 0.5 * 2 / 3) / 3,          # d3: r+n = 3, nd = 1: only i = 0 fits
+        (1 / 1) / 3,  # pool list d1 x1 d2 | d3 ...: only d1 in the first 3
+        (1 + 2 / 3) / 3,  # original list d1 d2 d3
+        (1 + 0.5 * 2 / 3) / 3,  # d3: r+n = 3, nd = 1: only i = 0 fits
     ]
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-12)
 
@@ -139,8 +170,11 @@ def test_no_relevant_and_no_nonrelevant():
 
 
 def test_query_without_run_gets_zero():
-    frame = evaluate({"r": {"q1": {"a": 1.0}}}, {"q1": {"a": 1}, "q2": {"b": 1, "c": 0}},
-                     ["indAP", "subAP", "Bpref@5", "Bpref10", "RankEff"])
+    frame = evaluate(
+        {"r": {"q1": {"a": 1.0}}},
+        {"q1": {"a": 1}, "q2": {"b": 1, "c": 0}},
+        ["indAP", "subAP", "Bpref@5", "Bpref10", "RankEff"],
+    )
     assert frame[frame["query_id"] == "q2"]["value"].tolist() == [0.0] * 5
     assert frame[frame["query_id"] == "q1"]["value"].tolist() == [1.0] * 5
 
@@ -148,14 +182,23 @@ def test_query_without_run_gets_zero():
 def test_rel_level_two(spec):
     """Topic E at rel=2: relevant a, e (R=2); judged nonrelevant b, c, d, f (N=4)."""
     run, qrels = spec_topic(spec, "E")  # 1 b(1) · 2 a(2) · 3 d(0) · 4 x NP · 5 e(2) · 6 c(1)
-    values = evaluate({"r": run}, qrels, ["Bpref(rel=2)", "Bpref(rel=2,variant=paper)", "RankEff(rel=2)",
-                                          "indAP(rel=2,variant=original)", "indAP(rel=2)",
-                                          "subAP(p=0.5,rel=2)"])["value"].tolist()
+    values = evaluate(
+        {"r": run},
+        qrels,
+        [
+            "Bpref(rel=2)",
+            "Bpref(rel=2,variant=paper)",
+            "RankEff(rel=2)",
+            "indAP(rel=2,variant=original)",
+            "indAP(rel=2)",
+            "subAP(p=0.5,rel=2)",
+        ],
+    )["value"].tolist()
     expected = [
         ((1 - 1 / 2) + (1 - 2 / 2)) / 2,  # n_a = 1, n_e = 2 (b, d); min(R, N) = 2
         ((1 - 1 / 2) + (1 - 2 / 2)) / 2,
         ((4 - 1) / 4 + (4 - 2) / 4) / 2,
-        (1 / 2 + 2 / 4) / 2,              # b a d e c
+        (1 / 2 + 2 / 4) / 2,  # b a d e c
         (1 / 2 + 2 / 5) / 2,
         (1 / 2 + 0.5 * 2 / 4 + 0.5 * 2 / 5) / 2,
     ]
@@ -177,15 +220,18 @@ def test_negative_zero_policy(spec):
 # ---------------------------------------------------------------------------------------------------
 # parameters, names, registry
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("text,name,choices", [
-    ("subAP(p=1.5)", "p", "<= 1.0"),
-    ("subAP(p=-0.1)", "p", ">= 0.0"),
-    ("indAP(variant=foo)", "variant", "pool, original"),
-    ("Bpref(variant=foo)", "variant", "trec_eval, paper"),
-    ("Bpref10(variant=old)", "variant", "trec_eval, paper"),
-    ("RankEff(rel=-1)", "rel", ">= 0"),
-    ("Bpref@0", "cutoff", ">= 1"),
-])
+@pytest.mark.parametrize(
+    "text,name,choices",
+    [
+        ("subAP(p=1.5)", "p", "<= 1.0"),
+        ("subAP(p=-0.1)", "p", ">= 0.0"),
+        ("indAP(variant=foo)", "variant", "pool, original"),
+        ("Bpref(variant=foo)", "variant", "trec_eval, paper"),
+        ("Bpref10(variant=old)", "variant", "trec_eval, paper"),
+        ("RankEff(rel=-1)", "rel", ">= 0"),
+        ("Bpref@0", "cutoff", ">= 1"),
+    ],
+)
 def test_bad_parameters_name_parameter_and_choices(text, name, choices):
     with pytest.raises(ValueError) as info:
         parse(text)
@@ -206,11 +252,26 @@ def test_bad_parameters_in_constructors():
         ir_measures.measures.registry["indAP"](variant="uniform")
 
 
-@pytest.mark.parametrize("text", [
-    "indAP", "indAP(variant=original)@10", "indAP(rel=2)", "subAP", "subAP(p=0.5)", "subAP(p=0)@5",
-    "subAP(p=1,rel=2)@20", "Bpref", "Bpref(variant=paper)", "Bpref@10", "Bpref(rel=2,variant=paper)@5",
-    "Bpref10", "Bpref10(variant=paper)@100", "RankEff", "RankEff(rel=2)@10",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "indAP",
+        "indAP(variant=original)@10",
+        "indAP(rel=2)",
+        "subAP",
+        "subAP(p=0.5)",
+        "subAP(p=0)@5",
+        "subAP(p=1,rel=2)@20",
+        "Bpref",
+        "Bpref(variant=paper)",
+        "Bpref@10",
+        "Bpref(rel=2,variant=paper)@5",
+        "Bpref10",
+        "Bpref10(variant=paper)@100",
+        "RankEff",
+        "RankEff(rel=2)@10",
+    ],
+)
 def test_canonical_strings_round_trip(text):
     measure = parse(text)
     assert repr(measure) == text
@@ -236,6 +297,7 @@ def test_registry_and_aliases():
     assert parse("BPref(variant=paper)") == Bpref(variant="paper")
     # plain Bpref still equals the built-in object
     from ir_measures.measures.bpref import _Bpref
+
     assert Bpref == _Bpref() and isinstance(Bpref, _Bpref)
     assert ir_incomplete.integration._names(Bpref) == ("Bpref", "BPref")
 
@@ -268,8 +330,10 @@ def test_extended_bpref_goes_to_our_provider(spec, monkeypatch):
     assert pytrec in ir_measures.DefaultPipeline.providers
     monkeypatch.setattr(pytrec, "_evaluator", _raise)
     run, qrels = spec_topic(spec, "B")
-    measures = [ir_measures.parse_measure(s) for s in ("Bpref(variant=paper)", "Bpref@10", "BPref@3",
-                                                       "Bpref10", "RankEff", "indAP", "subAP(p=0.5)")]
+    measures = [
+        ir_measures.parse_measure(s)
+        for s in ("Bpref(variant=paper)", "Bpref@10", "BPref@3", "Bpref10", "RankEff", "indAP", "subAP(p=0.5)")
+    ]
     result = ir_measures.calc_aggregate(measures, qrels, run)
     # B: n1 N · r1 R · r2 R · r3 R, R = 3, N = 1
     assert result[measures[0]] == pytest.approx(2 / 3, abs=1e-12)
@@ -329,7 +393,7 @@ def ref_subap(codes, R, rel, p, cutoff):
             r += 1
             for i in range(nd + 1):
                 if cutoff is None or r + n + i <= cutoff:
-                    total += math.comb(nd, i) * p ** i * (1 - p) ** (nd - i) * r / (r + n + i)
+                    total += math.comb(nd, i) * p**i * (1 - p) ** (nd - i) * r / (r + n + i)
         elif c >= 0:
             n += 1
     return total / R if R else 0.0
@@ -371,7 +435,7 @@ def _matrix(rows, rel):
     codes = np.full((len(rows), depth), PAD, dtype=np.int32)
     R, N = [], []
     for i, (c, extra_r, extra_n) in enumerate(rows):
-        codes[i, :len(c)] = c
+        codes[i, : len(c)] = c
         R.append(sum(x >= rel for x in c) + extra_r)
         N.append(sum(0 <= x < rel for x in c) + extra_n)
     return codes, np.array(R), np.array(N)
@@ -381,54 +445,64 @@ FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 
 
 @FAST
-@given(rows=st.lists(ROW, min_size=1, max_size=6), rel=st.integers(0, 2),
-       cutoff=st.one_of(st.none(), st.integers(1, 30)),
-       p=st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0, 1)))
+@given(
+    rows=st.lists(ROW, min_size=1, max_size=6),
+    rel=st.integers(0, 2),
+    cutoff=st.one_of(st.none(), st.integers(1, 30)),
+    p=st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0, 1)),
+)
 def test_kernels_match_references(rows, rel, cutoff, p):
     codes, R, N = _matrix(rows, rel)
     cut = codes if cutoff is None else codes[:, :cutoff]
     for variant in kernels.INDUCED_VARIANTS:
         got = kernels.induced_ap(codes, R, rel, variant, cutoff)
-        want = [ref_indap(c, r, rel, variant, cutoff) for (c, _, _), r in zip(rows, R)]
+        want = [ref_indap(c, r, rel, variant, cutoff) for (c, _, _), r in zip(rows, R, strict=True)]
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     got = kernels.subcollection_ap(codes, R, p, rel, cutoff)
-    want = [ref_subap(c, r, rel, p, cutoff) for (c, _, _), r in zip(rows, R)]
+    want = [ref_subap(c, r, rel, p, cutoff) for (c, _, _), r in zip(rows, R, strict=True)]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     for variant in kernels.BPREF_VARIANTS:
         for extra in (0, 10):
             got = kernels.bpref(cut, R, N, rel, variant, extra)
-            want = [ref_bpref(c, r, n, rel, variant, extra, cutoff) for (c, _, _), r, n in zip(rows, R, N)]
+            want = [ref_bpref(c, r, n, rel, variant, extra, cutoff) for (c, _, _), r, n in zip(rows, R, N, strict=True)]
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     got = kernels.rank_effectiveness(cut, R, N, rel)
-    want = [ref_rankeff(c, r, n, rel, cutoff) for (c, _, _), r, n in zip(rows, R, N)]
+    want = [ref_rankeff(c, r, n, rel, cutoff) for (c, _, _), r, n in zip(rows, R, N, strict=True)]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
 @FAST
-@given(rows=st.lists(ROW, min_size=1, max_size=6), cutoff=st.one_of(st.none(), st.integers(1, 30)),
-       p=st.lists(st.floats(0, 1), min_size=6, max_size=6))
+@given(
+    rows=st.lists(ROW, min_size=1, max_size=6),
+    cutoff=st.one_of(st.none(), st.integers(1, 30)),
+    p=st.lists(st.floats(0, 1), min_size=6, max_size=6),
+)
 def test_subap_limits_and_monotonicity(rows, cutoff, p):
     """p = 1 / p = 0 are indAP pool / original bit for bit; per-row p works; subAP falls as p grows."""
     codes, R, _ = _matrix(rows, 1)
-    p_rows = np.array(p[:len(rows)])
-    np.testing.assert_array_equal(kernels.subcollection_ap(codes, R, 1.0, 1, cutoff),
-                                  kernels.induced_ap(codes, R, 1, "pool", cutoff))
-    np.testing.assert_array_equal(kernels.subcollection_ap(codes, R, 0.0, 1, cutoff),
-                                  kernels.induced_ap(codes, R, 1, "original", cutoff))
+    p_rows = np.array(p[: len(rows)])
+    np.testing.assert_array_equal(
+        kernels.subcollection_ap(codes, R, 1.0, 1, cutoff), kernels.induced_ap(codes, R, 1, "pool", cutoff)
+    )
+    np.testing.assert_array_equal(
+        kernels.subcollection_ap(codes, R, 0.0, 1, cutoff), kernels.induced_ap(codes, R, 1, "original", cutoff)
+    )
     mixed = kernels.subcollection_ap(codes, R, p_rows, 1, cutoff)
     for i in range(len(rows)):
-        alone = kernels.subcollection_ap(codes[i:i + 1], R[i:i + 1], p_rows[i], 1, cutoff)
+        alone = kernels.subcollection_ap(codes[i : i + 1], R[i : i + 1], p_rows[i], 1, cutoff)
         assert mixed[i] == pytest.approx(alone[0], abs=1e-14)
     lower = kernels.subcollection_ap(codes, R, np.minimum(p_rows + 0.25, 1.0), 1, cutoff)
     assert np.all(lower <= mixed + 1e-12)
 
 
 @settings(max_examples=200, deadline=None)
-@given(m=st.integers(1, 40), nd=st.integers(0, 60), p=st.floats(0, 1),
-       limit=st.one_of(st.none(), st.integers(1, 80)))
+@given(m=st.integers(1, 40), nd=st.integers(0, 60), p=st.floats(0, 1), limit=st.one_of(st.none(), st.integers(1, 80)))
 def test_binomial_inverse_expectation_both_methods(m, nd, p, limit):
-    want = sum(math.comb(nd, i) * p ** i * (1 - p) ** (nd - i) / (m + i)
-               for i in range(nd + 1) if limit is None or m + i <= limit)
+    want = sum(
+        math.comb(nd, i) * p**i * (1 - p) ** (nd - i) / (m + i)
+        for i in range(nd + 1)
+        if limit is None or m + i <= limit
+    )
     got = kernels.binomial_inverse_expectation(np.array([m]), np.array([nd]), np.array([p]), limit)[0]
     assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
     if 0 < p < 1 and (limit is None or m <= limit):
@@ -452,7 +526,7 @@ def test_binomial_inverse_expectation_long_rankings():
     np.testing.assert_allclose(a[[0, 4]], 1 / (m[[0, 4]] + nd[[0, 4]] * p[[0, 4]]), rtol=1e-3)
     # m = 1 has a closed form: E[1/(1+X)] = (1 − (1−p)^(nd+1)) / ((nd+1)·p)
     first = np.array([0])
-    closed = (1 - 0.5 ** 5001) / (5001 * 0.5)
+    closed = (1 - 0.5**5001) / (5001 * 0.5)
     assert a[first][0] == pytest.approx(closed, rel=1e-14)
     assert b[first][0] == pytest.approx(closed, rel=1e-11)
     # the public function: exact limits, and the choice of method changes nothing beyond rounding
@@ -515,16 +589,18 @@ def test_bpref10_violates_swap_where_rankeff_does_not(spec):
     values = {}
     for topic in ("D1", "D2"):
         run, qrels = spec_topic(spec, topic)
-        values[topic] = evaluate({"r": run}, qrels, ["RankEff", "Bpref10", "Bpref10(variant=paper)"])[
-            "value"].tolist()
+        values[topic] = evaluate({"r": run}, qrels, ["RankEff", "Bpref10", "Bpref10(variant=paper)"])["value"].tolist()
     assert values["D1"][0] == pytest.approx(0.30, abs=1e-12)
     assert values["D2"][0] == pytest.approx(0.35, abs=1e-12)
     assert values["D1"][1:] == values["D2"][1:] == [0.0, 0.0]
 
 
 @FAST
-@given(codes=st.lists(st.sampled_from([POOLED_UNJUDGED, UNPOOLED, 0, 1]), max_size=25),
-       extra=st.integers(0, 6), cutoff=st.one_of(st.none(), st.integers(1, 25)))
+@given(
+    codes=st.lists(st.sampled_from([POOLED_UNJUDGED, UNPOOLED, 0, 1]), max_size=25),
+    extra=st.integers(0, 6),
+    cutoff=st.one_of(st.none(), st.integers(1, 25)),
+)
 def test_rankeff_equals_bpref_when_r_equals_n(codes, extra, cutoff):
     """[AG08] §5: with R = N, RankEff = bpref (both variants: min(R, N) = R)."""
     retrieved_r = sum(c == 1 for c in codes)
@@ -545,8 +621,12 @@ def test_rankeff_equals_bpref_on_topic_a(spec):
 
 
 @FAST
-@given(rows=st.lists(ROW, min_size=1, max_size=5), rel=st.integers(0, 2),
-       cutoff=st.one_of(st.none(), st.integers(1, 30)), p=st.floats(0, 1))
+@given(
+    rows=st.lists(ROW, min_size=1, max_size=5),
+    rel=st.integers(0, 2),
+    cutoff=st.one_of(st.none(), st.integers(1, 30)),
+    p=st.floats(0, 1),
+)
 def test_every_value_in_unit_interval(rows, rel, cutoff, p):
     codes, R, N = _matrix(rows, rel)
     cut = codes if cutoff is None else codes[:, :cutoff]

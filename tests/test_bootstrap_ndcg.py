@@ -2,6 +2,7 @@
 
 Expected values come from the spec (``../shared/spec/test_vectors.json`` and MEASURES.md §5.3–5.4).
 """
+
 from __future__ import annotations
 
 import math
@@ -10,6 +11,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import spec_cases, spec_topic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,11 +22,14 @@ from ir_incomplete.grammar import parse
 from ir_incomplete.kernels import ndcg as K
 from ir_incomplete.measures.ndcg import BootNDCG, BootstrapMetric, NDCGUpper, statistic
 
-from conftest import spec_cases, spec_topic
-
 F_VALUES = {  # topic F, k = 5 (spec §5.4 example 2)
-    (0, 0): 0.569310023839, (0, 1): 0.672034616156, (1, 0): 0.71979883151, (0, 2): 0.774759208473,
-    (2, 0): 0.870287639181, (1, 2): 0.925248016144, (2, 1): 0.973012231498,
+    (0, 0): 0.569310023839,
+    (0, 1): 0.672034616156,
+    (1, 0): 0.71979883151,
+    (0, 2): 0.774759208473,
+    (2, 0): 0.870287639181,
+    (1, 2): 0.925248016144,
+    (2, 1): 0.973012231498,
 }
 
 
@@ -73,12 +78,22 @@ def test_compat_sets_defaults_that_explicit_values_override():
     assert parse(repr(mixed)).get("order") == "rank"
 
 
-@pytest.mark.parametrize("text, param", [
-    ("BootNDCG(stat=p101)", "stat"), ("BootNDCG(stat=foo)", "stat"), ("BootNDCG(prior=both)", "prior"),
-    ("BootNDCG(b=0)", "b"), ("BootNDCG(seed=-1)", "seed"), ("BootNDCG(compat=ecir24)", "compat"),
-    ("BootNDCG(order=score)", "order"), ("BootNDCG(pool_scope=all)", "pool_scope"),
-    ("BootNDCG(gain=log)", "gain"), ("BootNDCG@0", "cutoff"), ("NDCGUpper(prior=pool)", "prior"),
-])
+@pytest.mark.parametrize(
+    "text, param",
+    [
+        ("BootNDCG(stat=p101)", "stat"),
+        ("BootNDCG(stat=foo)", "stat"),
+        ("BootNDCG(prior=both)", "prior"),
+        ("BootNDCG(b=0)", "b"),
+        ("BootNDCG(seed=-1)", "seed"),
+        ("BootNDCG(compat=ecir24)", "compat"),
+        ("BootNDCG(order=score)", "order"),
+        ("BootNDCG(pool_scope=all)", "pool_scope"),
+        ("BootNDCG(gain=log)", "gain"),
+        ("BootNDCG@0", "cutoff"),
+        ("NDCGUpper(prior=pool)", "prior"),
+    ],
+)
 def test_invalid_parameters_name_the_parameter(text, param):
     with pytest.raises(ValueError, match=repr(param)):
         parse(text)
@@ -122,16 +137,18 @@ def test_naive_upper_named_examples(spec):
 
 def test_naive_upper_through_ir_measures(spec):
     run, qrels = spec_topic(spec, "F")
-    assert ir_measures.calc_aggregate([parse("NDCGUpper@5")], qrels, run)[parse("NDCGUpper@5")] == \
-        pytest.approx(0.973012231497734, abs=1e-12)
+    assert ir_measures.calc_aggregate([parse("NDCGUpper@5")], qrels, run)[parse("NDCGUpper@5")] == pytest.approx(
+        0.973012231497734, abs=1e-12
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
 # priors (spec §5.4 example 1; test vectors 'bootstrap_prior')
 # ---------------------------------------------------------------------------------------------------
 def _vector(spec, name, **params):
-    hits = [e for e in spec["expected"] if e["measure"] == name
-            and all(e["params"].get(k) == v for k, v in params.items())]
+    hits = [
+        e for e in spec["expected"] if e["measure"] == name and all(e["params"].get(k) == v for k, v in params.items())
+    ]
     assert len(hits) == 1, (name, params)
     return hits[0]["value"]
 
@@ -191,7 +208,7 @@ def test_empirical_pmf_matches_exact_pmf(spec, kind, order):
     ranked, judged = topic_f(spec)
     reps = BootNDCG(prior=kind, b=200_000, order=order, cutoff=5).replicates(ranked, judged)[0]
     values, counts = np.unique(np.round(reps, 9), return_counts=True)
-    empirical = dict(zip(np.round(values, 6).tolist(), (counts / len(reps)).tolist()))
+    empirical = dict(zip(np.round(values, 6).tolist(), (counts / len(reps)).tolist(), strict=True))
     assert set(empirical) == {round(float(v), 6) for v in exact}
     for value, probability in exact.items():
         assert abs(empirical[round(float(value), 6)] - probability) <= 0.005, (value, probability)
@@ -201,8 +218,15 @@ def test_pool_prior_pmf_by_hand(spec):
     """The hand-derived table of spec §5.4 example 2 (per-topic pool prior)."""
     ranked, judged = topic_f(spec)
     reps = BootNDCG(prior="pool", b=200_000, cutoff=5).replicates(ranked, judged)[0]
-    by_hand = {(0, 0): 9 / 49, (0, 1): 6 / 49, (1, 0): 10 / 49, (0, 2): 6 / 49, (2, 0): 6 / 49,
-               (1, 2): 4 / 49, (2, 1): 8 / 49}
+    by_hand = {
+        (0, 0): 9 / 49,
+        (0, 1): 6 / 49,
+        (1, 0): 10 / 49,
+        (0, 2): 6 / 49,
+        (2, 0): 6 / 49,
+        (1, 2): 4 / 49,
+        (2, 1): 8 / 49,
+    }
     for pair, probability in by_hand.items():
         share = np.mean(np.abs(reps - F_VALUES[pair]) < 1e-9)
         assert abs(share - probability) <= 0.005, pair
@@ -212,8 +236,9 @@ def test_pool_prior_pmf_by_hand(spec):
 def test_degenerate_priors_give_the_naive_bounds(spec):
     ranked, judged = topic_f(spec)
     measure = BootNDCG(cutoff=5, b=50)
-    lower = K.ndcg(ranked.truncated(5), ranked.per_topic(K.ideal_dcg(judged.grade_counts, 5, K.gain_table(3))),
-                   K.gain_table(3))
+    lower = K.ndcg(
+        ranked.truncated(5), ranked.per_topic(K.ideal_dcg(judged.grade_counts, 5, K.gain_table(3))), K.gain_table(3)
+    )
     zero = replicates_with_prior(measure, ranked, judged, [1, 0, 0])
     np.testing.assert_array_equal(zero, lower[0])
     assert zero[0, 0] == pytest.approx(0.569310, abs=5e-7)
@@ -237,8 +262,9 @@ def test_docid_order_versus_rank_order(spec):
 
 def test_order_docid_needs_document_ids(spec):
     ranked, judged = topic_f(spec)
-    bare = RankedLists(ranked.codes, ranked.lengths, ranked.run_of_row, ranked.topic_of_row,
-                       ranked.run_names, ranked.qrels)
+    bare = RankedLists(
+        ranked.codes, ranked.lengths, ranked.run_of_row, ranked.topic_of_row, ranked.run_names, ranked.qrels
+    )
     with pytest.raises(ValueError, match="order=docid"):
         BootNDCG(order="docid", cutoff=5).compute(bare, judged)
 
@@ -248,8 +274,28 @@ def test_order_docid_needs_document_ids(spec):
 # ---------------------------------------------------------------------------------------------------
 def _most_likely_reference(values):
     """The spec's two-pass 20-bin rule, written out with plain Python lists."""
-    borders = [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8,
-               0.85, 0.9, 0.95, 1.0]
+    borders = [
+        0.05,
+        0.1,
+        0.15,
+        0.2,
+        0.25,
+        0.3,
+        0.35,
+        0.4,
+        0.45,
+        0.5,
+        0.55,
+        0.6,
+        0.65,
+        0.7,
+        0.75,
+        0.8,
+        0.85,
+        0.9,
+        0.95,
+        1.0,
+    ]
 
     def densest(points):
         lo, hi = min(points), max(points)
@@ -287,12 +333,13 @@ def test_mode_agrees_with_the_rule_on_random_lists():
 
 
 def test_percentile_vectors(spec):
-    cases = [(e["params"]["values"], e["params"]["q"], e["value"]) for e in spec["expected"]
-             if e["measure"] == "percentile"]
+    cases = [
+        (e["params"]["values"], e["params"]["q"], e["value"]) for e in spec["expected"] if e["measure"] == "percentile"
+    ]
     assert len(cases) == 3
     for values, q, expected in cases:
         assert K.percentile(np.array(values), 100 * q) == pytest.approx(expected, abs=1e-15)
-    assert K.percentile(np.array([0, .25, .5, 1]), 95) == pytest.approx(0.925, abs=1e-15)
+    assert K.percentile(np.array([0, 0.25, 0.5, 1]), 95) == pytest.approx(0.925, abs=1e-15)
 
 
 def test_percentile_and_median_equal_numpy_bit_for_bit():
@@ -366,7 +413,7 @@ def judged_world(draw):
     for t in range(n_topics):
         docs = [f"d{i}" for i in range(draw(st.integers(1, 12)))]
         grades = draw(st.lists(st.integers(-1, 3), min_size=len(docs), max_size=len(docs)))
-        qrels[f"t{t}"] = dict(zip(docs, grades))
+        qrels[f"t{t}"] = dict(zip(docs, grades, strict=True))
         pool = docs + [f"x{i}" for i in range(draw(st.integers(0, 8)))]
         for name in runs:
             chosen = draw(st.lists(st.sampled_from(pool), unique=True, max_size=len(pool)))
@@ -376,9 +423,14 @@ def judged_world(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(world=judged_world(), k=st.integers(1, 8), prior=st.sampled_from(["pool", "run", "pool+run"]),
-       gain=st.sampled_from(["linear", "exp"]), order=st.sampled_from(["rank", "docid"]),
-       compat=st.sampled_from([None, "ecir23"]))
+@given(
+    world=judged_world(),
+    k=st.integers(1, 8),
+    prior=st.sampled_from(["pool", "run", "pool+run"]),
+    gain=st.sampled_from(["linear", "exp"]),
+    order=st.sampled_from(["rank", "docid"]),
+    compat=st.sampled_from([None, "ecir23"]),
+)
 def test_replicates_lie_between_the_naive_bounds(world, k, prior, gain, order, compat):
     runs, qrels = world
     runs = {n: r for n, r in runs.items() if r}
@@ -432,10 +484,10 @@ def _world():
     qrels, runs = {}, {f"run{r}": {} for r in range(4)}
     for t in range(6):
         docs = [f"t{t}d{i}" for i in range(30)]
-        qrels[f"q{t}"] = {d: int(g) for d, g in zip(docs, rng.integers(0, 3, 30)) if rng.random() < 0.5}
+        qrels[f"q{t}"] = {d: int(g) for d, g in zip(docs, rng.integers(0, 3, 30), strict=True) if rng.random() < 0.5}
         for name in runs:
             chosen = rng.choice(docs, 15, replace=False)
-            runs[name][f"q{t}"] = {d: float(s) for d, s in zip(chosen, rng.random(15))}
+            runs[name][f"q{t}"] = {d: float(s) for d, s in zip(chosen, rng.random(15), strict=True)}
     return runs, qrels
 
 
@@ -495,8 +547,8 @@ def test_compat_negative_grades_are_judged_zero_and_grade_4_is_never_sampled():
     default = BootNDCG(b=500, cutoff=3)
     compat = BootNDCG(b=500, cutoff=3, compat="ecir23")
     s_default, s_compat = default.setup(ranked, judged), compat.setup(ranked, judged)
-    assert s_default["unjudged"][0].tolist() == [True, False, True]   # m is pooled but unjudged
-    assert s_compat["unjudged"][0].tolist() == [False, False, True]   # m is a judged 0
+    assert s_default["unjudged"][0].tolist() == [True, False, True]  # m is pooled but unjudged
+    assert s_compat["unjudged"][0].tolist() == [False, False, True]  # m is a judged 0
     assert s_compat["prior"].shape[1] == 4 and s_default["prior"].shape[1] == 5
     # grade 4 (r4) is the only relevant document outside the top k: compat never samples it
     lower = K.ndcg(ranked.truncated(3), s_compat["idcg"], s_compat["gains"])[0]
@@ -531,8 +583,18 @@ def test_bootstrap_ndcg_api(spec):
     assert repr(result.measure) == "BootNDCG(b=400)@5"
     assert result.replicates.shape == (2, 400)
     assert list(result.replicates.index.names) == ["run", "query_id"]
-    assert list(result.summary.columns) == ["run", "query_id", "mode", "mean", "median", "p5", "p50",
-                                            "p97.5", "naive_lower", "naive_upper"]
+    assert list(result.summary.columns) == [
+        "run",
+        "query_id",
+        "mode",
+        "mean",
+        "median",
+        "p5",
+        "p50",
+        "p97.5",
+        "naive_lower",
+        "naive_upper",
+    ]
     row = result.summary.set_index("query_id").loc["q"]
     reps = result.replicates.loc[("run", "q")].to_numpy()
     assert row["mode"] == K.most_likely(reps) and row["p97.5"] == np.percentile(reps, 97.5)
@@ -570,8 +632,9 @@ def test_pyterrier_experiment_and_intervals(spec):
     pt = pytest.importorskip("pyterrier")
     qrels, results = _experiment_inputs(spec)
     topics = pd.DataFrame({"qid": ["A", "E", "F"], "query": ["a", "e", "f"]})
-    table = pt.Experiment(list(results.values()), topics, qrels, names=list(results),
-                          eval_metrics=["nDCG@5", "BootNDCG@5", "NDCGUpper@5"])
+    table = pt.Experiment(
+        list(results.values()), topics, qrels, names=list(results), eval_metrics=["nDCG@5", "BootNDCG@5", "NDCGUpper@5"]
+    )
     judged = Qrels.from_any(qrels)
     ranked = rank_runs(results, judged)
     reps = BootNDCG(cutoff=5).replicates(ranked, judged)
@@ -585,8 +648,9 @@ def test_pyterrier_experiment_and_intervals(spec):
     assert wide["BootNDCG@5 p95"].tolist() == pytest.approx(np.percentile(means, 95, axis=1).tolist(), abs=1e-12)
     assert "nDCG@5 p5" not in wide.columns and list(table.columns) == [c for c in wide.columns if " p" not in c]
 
-    long = pt.Experiment(list(results.values()), topics, qrels, names=list(results), perquery=True,
-                         eval_metrics=["nDCG@5", "BootNDCG@5"])
+    long = pt.Experiment(
+        list(results.values()), topics, qrels, names=list(results), perquery=True, eval_metrics=["nDCG@5", "BootNDCG@5"]
+    )
     tall = add_bootstrap_intervals(long, list(results.values()), qrels)
     boot = tall[tall["measure"] == "BootNDCG@5"]
     assert boot["p5"].notna().all() and tall[tall["measure"] == "nDCG@5"]["p5"].isna().all()

@@ -1,5 +1,6 @@
 """The ``ir_incomplete`` command line: evaluation (one and several runs), options, errors, subcommands,
 and parity with the ``ir_measures`` command line."""
+
 from __future__ import annotations
 
 import gzip
@@ -12,13 +13,12 @@ import types
 
 import numpy as np
 import pytest
+from conftest import spec_topic
 
 import ir_incomplete
 from ir_incomplete import cli
 from ir_incomplete.cli import main
 from ir_incomplete.measures import ALL_MEASURES
-
-from conftest import spec_topic
 
 INFAP_A = 0.6458333333333334
 INFAP_UNIFORM_A = 0.7208333333333333
@@ -85,7 +85,7 @@ def synthetic(seed=7, n_topics=6, depth=25):
             continue  # in the qrels, absent from the run
         retrieved = rng.choice(40, size=depth, replace=False)
         scores = np.round(rng.normal(size=depth), 1)  # rounding makes ties
-        run[q] = {docs[i]: float(s) for i, s in zip(retrieved, scores)}
+        run[q] = {docs[i]: float(s) for i, s in zip(retrieved, scores, strict=True)}
     run["unjudged-topic"] = {"x": 1.0, "y": 0.5}
     return qrels, run
 
@@ -100,11 +100,15 @@ def topic_a(spec, tmp_path):
 def synth(tmp_path):
     qrels, run = synthetic()
     _, run2 = synthetic(seed=8)
-    return {"qrels": write_qrels(tmp_path / "qrels.txt", qrels),
-            "run": write_run(tmp_path / "sys1.run", run),
-            "run2": write_run(tmp_path / "sys2.run", run2),
-            "run_gz": write_run(tmp_path / "sys1gz.run.gz", run, gz=True),
-            "qrels_dict": qrels, "run_dict": run, "run2_dict": run2}
+    return {
+        "qrels": write_qrels(tmp_path / "qrels.txt", qrels),
+        "run": write_run(tmp_path / "sys1.run", run),
+        "run2": write_run(tmp_path / "sys2.run", run2),
+        "run_gz": write_run(tmp_path / "sys1gz.run.gz", run, gz=True),
+        "qrels_dict": qrels,
+        "run_dict": run,
+        "run2_dict": run2,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -133,8 +137,12 @@ def test_topic_a_by_query(capsys, topic_a):
     qrels, run = topic_a
     code, out, _ = run_cli(capsys, "-q", qrels, run, "infAP(variant=uniform)", "AP")
     assert code == 0
-    assert rows(out) == [["q", "infAP(variant=uniform)", "0.7208"], ["q", "AP", "0.5917"],
-                         ["all", "infAP(variant=uniform)", "0.7208"], ["all", "AP", "0.5917"]]
+    assert rows(out) == [
+        ["q", "infAP(variant=uniform)", "0.7208"],
+        ["q", "AP", "0.5917"],
+        ["all", "infAP(variant=uniform)", "0.7208"],
+        ["all", "AP", "0.5917"],
+    ]
     code, out, _ = run_cli(capsys, qrels, run, "infAP", "-q", "-n")
     assert code == 0
     assert rows(out) == [["q", "infAP", "0.6458"]]
@@ -142,8 +150,15 @@ def test_topic_a_by_query(capsys, topic_a):
 
 def test_canonical_measure_names_and_dedup(capsys, topic_a):
     qrels, run = topic_a
-    code, out, _ = run_cli(capsys, qrels, run, "infAP(c=2.0, variant='pool', eps=1e-5)",
-                           "infAP(c=1.5,variant=uniform)@5", "infAP", "AP(rel=1)")
+    code, out, _ = run_cli(
+        capsys,
+        qrels,
+        run,
+        "infAP(c=2.0, variant='pool', eps=1e-5)",
+        "infAP(c=1.5,variant=uniform)@5",
+        "infAP",
+        "AP(rel=1)",
+    )
     assert code == 0
     # defaults are dropped, parameters come in canonical order; equal measures are printed once
     assert [r[0] for r in rows(out)] == ["infAP", "infAP(c=1.5,variant=uniform)@5", "AP"]
@@ -160,12 +175,10 @@ def test_gz_run_equals_plain(capsys, synth):
 
 
 def test_values_equal_evaluate(capsys, synth):
-    code, out, _ = run_cli(capsys, synth["qrels"], synth["run"], "infAP(c=1.5)@10", "AP", "-q", "-n",
-                           "-p", "-1")
+    code, out, _ = run_cli(capsys, synth["qrels"], synth["run"], "infAP(c=1.5)@10", "AP", "-q", "-n", "-p", "-1")
     assert code == 0
-    frame = ir_incomplete.evaluate({"sys1": synth["run_dict"]}, synth["qrels_dict"],
-                                   ["infAP(c=1.5)@10", "AP"])
-    expected = {(q, m): v for q, m, v in zip(frame["query_id"], frame["measure"], frame["value"])}
+    frame = ir_incomplete.evaluate({"sys1": synth["run_dict"]}, synth["qrels_dict"], ["infAP(c=1.5)@10", "AP"])
+    expected = {(q, m): v for q, m, v in zip(frame["query_id"], frame["measure"], frame["value"], strict=True)}
     got = {(q, m): float(v) for q, m, v in rows(out)}
     assert got.keys() == expected.keys()
     for key, value in expected.items():
@@ -183,7 +196,11 @@ def test_jsonl(capsys, synth, topic_a):
     records = [json.loads(line) for line in out.splitlines()]
     assert [list(r) for r in records] == [["query_id", "measure", "value"]] * 4
     assert [(r["query_id"], r["measure"]) for r in records] == [
-        ("q", "infAP"), ("q", "AP"), ("all", "infAP"), ("all", "AP")]
+        ("q", "infAP"),
+        ("q", "AP"),
+        ("all", "infAP"),
+        ("all", "AP"),
+    ]
     assert records[1]["value"] == pytest.approx(AP_A, abs=1e-12)
     # several runs: a "run" key first
     code, out, _ = run_cli(capsys, synth["qrels"], synth["run"], synth["run2"], "AP", "-o", "jsonl")
@@ -213,8 +230,14 @@ def test_several_runs(capsys, synth):
     code, out, _ = run_cli(capsys, synth["qrels"], synth["run"], synth["run2"], synth["run_gz"], "infAP AP")
     assert code == 0
     got = rows(out)
-    assert [r[:2] for r in got] == [["sys1.run", "infAP"], ["sys1.run", "AP"], ["sys2.run", "infAP"],
-                                    ["sys2.run", "AP"], ["sys1gz.run", "infAP"], ["sys1gz.run", "AP"]]
+    assert [r[:2] for r in got] == [
+        ["sys1.run", "infAP"],
+        ["sys1.run", "AP"],
+        ["sys2.run", "infAP"],
+        ["sys2.run", "AP"],
+        ["sys1gz.run", "infAP"],
+        ["sys1gz.run", "AP"],
+    ]
     assert got[0][2] == got[4][2] and got[1][2] == got[5][2]  # the same run, plain and gzipped
     for name, run in (("sys1.run", synth["run"]), ("sys2.run", synth["run2"])):
         single = main([synth["qrels"], run, "infAP", "AP"])
@@ -230,7 +253,7 @@ def test_several_runs_by_query(capsys, synth):
     assert all(len(r) == 4 for r in got)
     n_topics = len(synth["qrels_dict"])
     assert len(got) == 2 * (n_topics + 1)
-    assert got[n_topics] [:3] == ["sys1.run", "all", "AP"] and got[-1][:3] == ["sys2.run", "all", "AP"]
+    assert got[n_topics][:3] == ["sys1.run", "all", "AP"] and got[-1][:3] == ["sys2.run", "all", "AP"]
     means = {}
     for name in ("sys1.run", "sys2.run"):
         per_q = [float(r[3]) for r in got if r[0] == name and r[1] != "all"]
@@ -264,8 +287,7 @@ def test_run_name_clash(capsys, synth, tmp_path):
     for sub in ("x", "y"):
         (tmp_path / sub).mkdir()
         write_run(tmp_path / sub / "same.run", synth["run_dict"])
-    code, out, err = run_cli(capsys, synth["qrels"], tmp_path / "x" / "same.run",
-                             tmp_path / "y" / "same.run", "AP")
+    code, out, err = run_cli(capsys, synth["qrels"], tmp_path / "x" / "same.run", tmp_path / "y" / "same.run", "AP")
     assert code == 2 and out == ""
     assert "same.run" in one_error_line(err)
 
@@ -297,7 +319,11 @@ def test_measures_with_spaces_inside_one_argument(capsys, topic_a):
     assert code == 0
     assert rows(out) == [["infAP(variant=uniform)", "0.7208"], ["AP", "0.5917"]]
     assert cli.split_measure_args(["AP P@5", " infAP(c=1.5, eps=1e-4)@10  x(s='a b') "]) == [
-        "AP", "P@5", "infAP(c=1.5, eps=1e-4)@10", "x(s='a b')"]
+        "AP",
+        "P@5",
+        "infAP(c=1.5, eps=1e-4)@10",
+        "x(s='a b')",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -310,9 +336,16 @@ def test_no_summary_without_by_query(capsys, topic_a):
     assert "--no_summary" in one_error_line(err)
 
 
-@pytest.mark.parametrize("bad, token", [("infAP(c=1.5", "infAP(c=1.5"), ("AP P@", "P@"),
-                                        ("infAP(c=0)", "'c'"), ("infAP(variant=deep)", "deep"),
-                                        ("infAP(cc=1)", "cc")])
+@pytest.mark.parametrize(
+    "bad, token",
+    [
+        ("infAP(c=1.5", "infAP(c=1.5"),
+        ("AP P@", "P@"),
+        ("infAP(c=0)", "'c'"),
+        ("infAP(variant=deep)", "deep"),
+        ("infAP(cc=1)", "cc"),
+    ],
+)
 def test_bad_measure_string(capsys, topic_a, bad, token):
     qrels, run = topic_a
     code, out, err = run_cli(capsys, qrels, run, "AP", bad)
@@ -436,12 +469,18 @@ def test_python_m_and_console_script(capsys):
     direct = main(["measures"])
     expected = capsys.readouterr().out
     assert direct == 0
-    proc = subprocess.run([sys.executable, "-m", "ir_incomplete", "measures"], capture_output=True,
-                          text=True, env=_env(), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ir_incomplete", "measures"], capture_output=True, text=True, env=_env(), timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == expected
-    proc = subprocess.run([sys.executable, "-m", "ir_incomplete", "measures", "--format", "pdf"],
-                          capture_output=True, text=True, env=_env(), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ir_incomplete", "measures", "--format", "pdf"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     script = shutil.which("ir_incomplete")
     if script is None:
@@ -452,8 +491,9 @@ def test_python_m_and_console_script(capsys):
 
 
 def _ir_measures_cli(*args):
-    proc = subprocess.run([sys.executable, "-m", "ir_measures", *map(str, args)], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ir_measures", *map(str, args)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 

@@ -1,24 +1,34 @@
 """``ir_incomplete.evaluate``: many runs at once, input forms, aggregation, mixing with ir_measures' measures,
 ranking conventions (spec §1.3) and the negative-grade policy (spec D1)."""
+
 import gzip
 
+import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import spec_topic
 
-import ir_measures
 import ir_incomplete
 from ir_incomplete import evaluate
 
-from conftest import spec_topic
-
 EPS = 1e-5
 
-QRELS = pd.DataFrame([
-    ("q1", "a", 1), ("q1", "b", 0), ("q1", "c", 1), ("q1", "d", -1), ("q1", "e", 2),
-    ("q2", "a", 0), ("q2", "f", 1), ("q2", "g", 0),
-    ("q3", "h", 1), ("q3", "i", 0),
-], columns=["query_id", "doc_id", "relevance"])
+QRELS = pd.DataFrame(
+    [
+        ("q1", "a", 1),
+        ("q1", "b", 0),
+        ("q1", "c", 1),
+        ("q1", "d", -1),
+        ("q1", "e", 2),
+        ("q2", "a", 0),
+        ("q2", "f", 1),
+        ("q2", "g", 0),
+        ("q3", "h", 1),
+        ("q3", "i", 0),
+    ],
+    columns=["query_id", "doc_id", "relevance"],
+)
 
 
 def _run(rows):
@@ -32,17 +42,29 @@ def _random_run(seed):
     for q in ("q1", "q2", "q3"):
         docs = rng.choice(pool, size=12, replace=False)
         scores = rng.integers(0, 6, size=12).astype(float)  # many ties
-        rows += [(q, d, s) for d, s in zip(docs, scores)]
+        rows += [(q, d, s) for d, s in zip(docs, scores, strict=True)]
     return _run(rows)
 
 
 RUNS = {
-    "A": _run([("q1", "a", 5), ("q1", "x", 4), ("q1", "b", 3), ("q1", "c", 2), ("q1", "d", 1.5), ("q1", "e", 1),
-               ("q2", "f", 3), ("q2", "g", 2), ("q2", "a", 1), ("q2", "y", 0.5),
-               ("q3", "i", 2), ("q3", "h", 1)]),
+    "A": _run(
+        [
+            ("q1", "a", 5),
+            ("q1", "x", 4),
+            ("q1", "b", 3),
+            ("q1", "c", 2),
+            ("q1", "d", 1.5),
+            ("q1", "e", 1),
+            ("q2", "f", 3),
+            ("q2", "g", 2),
+            ("q2", "a", 1),
+            ("q2", "y", 0.5),
+            ("q3", "i", 2),
+            ("q3", "h", 1),
+        ]
+    ),
     # B does not answer q3 and answers q9, which has no judgments
-    "B": _run([("q1", "e", 3), ("q1", "d", 2), ("q1", "c", 1), ("q2", "z", 1), ("q2", "f", 0.5),
-               ("q9", "a", 1)]),
+    "B": _run([("q1", "e", 3), ("q1", "d", 2), ("q1", "c", 1), ("q2", "z", 1), ("q2", "f", 0.5), ("q9", "a", 1)]),
     "C": _random_run(0),
     "D": _random_run(1),
 }
@@ -51,7 +73,7 @@ OUR_MEASURES = ["infAP", "infAP(c=1.5)", "infAP(variant=uniform)@3"]
 
 def _per_query(frame, run, measure):
     sub = frame[(frame["run"] == run) & (frame["measure"] == measure)]
-    return dict(zip(sub["query_id"].astype(str), sub["value"]))
+    return dict(zip(sub["query_id"].astype(str), sub["value"], strict=True))
 
 
 def _ir_measures_per_query(measure_string, run):
@@ -109,13 +131,16 @@ def test_dataframe_with_run_column():
     shuffled = stacked.sample(frac=1.0, random_state=7)
     again = evaluate(shuffled, QRELS, OUR_MEASURES)
     key = ["run", "query_id", "measure"]
-    pd.testing.assert_frame_equal(again.sort_values(key).reset_index(drop=True),
-                                  by_mapping.sort_values(key).reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        again.sort_values(key).reset_index(drop=True), by_mapping.sort_values(key).reset_index(drop=True)
+    )
 
 
 def _write_trec_run(path, run, tag):
-    lines = [f"{q} Q0 {d} {i} {s!r} {tag}" for i, (q, d, s) in
-             enumerate(zip(run["query_id"], run["doc_id"], run["score"]))]
+    lines = [
+        f"{q} Q0 {d} {i} {s!r} {tag}"
+        for i, (q, d, s) in enumerate(zip(run["query_id"], run["doc_id"], run["score"], strict=True))
+    ]
     text = "\n".join(lines) + "\n"
     if str(path).endswith(".gz"):
         with gzip.open(path, "wt") as handle:
@@ -125,8 +150,11 @@ def _write_trec_run(path, run, tag):
 
 
 def _write_trec_qrels(path, qrels):
-    path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in
-                            zip(qrels["query_id"], qrels["doc_id"], qrels["relevance"])))
+    path.write_text(
+        "".join(
+            f"{q} 0 {d} {r}\n" for q, d, r in zip(qrels["query_id"], qrels["doc_id"], qrels["relevance"], strict=True)
+        )
+    )
 
 
 def test_directory_and_files_of_trec_runs(tmp_path):
@@ -145,6 +173,7 @@ def test_directory_and_files_of_trec_runs(tmp_path):
     def norm(frame):
         frame = frame.assign(query_id=frame["query_id"].astype(str))
         return frame.sort_values(key).reset_index(drop=True)
+
     pd.testing.assert_frame_equal(norm(from_dir), norm(expected))
     from_str_dir = evaluate(str(runs_dir), str(qrels_path), OUR_MEASURES)
     pd.testing.assert_frame_equal(norm(from_str_dir), norm(expected))
@@ -245,8 +274,9 @@ def test_float32_ties():
     # float64: a (higher score) first
     assert _value(run, qrels, score_precision="float64") == pytest.approx(1.0, abs=1e-9)
     # the default agrees with pytrec_eval (through ir_measures)
-    assert ir_measures.calc_aggregate([ir_measures.infAP], qrels, run)[ir_measures.infAP] == \
-        pytest.approx(SECOND, abs=1e-9)
+    assert ir_measures.calc_aggregate([ir_measures.infAP], qrels, run)[ir_measures.infAP] == pytest.approx(
+        SECOND, abs=1e-9
+    )
     # scores that differ in float32 are not tied
     assert _value({"q": {"a": 1.0 + 1e-6, "b": 1.0}}, qrels) == pytest.approx(1.0, abs=1e-9)
 
@@ -260,14 +290,16 @@ def test_negative_zero_on_topic_s(spec):
     # u1, u2 judged nonrelevant: r at rank 3 with r=0, n=2, d=2 above
     zero = 1 / 3 + (2 / 3) * EPS / (2 + 2 * EPS)
     assert _value(run, qrels, negative="zero") == pytest.approx(zero, abs=1e-9)
-    assert _value(run, qrels, "infAP(c=1.5)", negative="zero") == \
-        pytest.approx(1 / 3 + (2 / 3) * EPS / (2 + 1.5 * EPS), abs=1e-9)
+    assert _value(run, qrels, "infAP(c=1.5)", negative="zero") == pytest.approx(
+        1 / 3 + (2 / 3) * EPS / (2 + 1.5 * EPS), abs=1e-9
+    )
     # the same as making the grades 0 in the qrels
     zeroed = {"q": {d: max(g, 0) for d, g in qrels["q"].items()}}
     assert _value(run, zeroed) == pytest.approx(zero, abs=1e-9)
     provider = ir_incomplete.IncompleteProvider(negative="zero")
-    assert provider.calc_aggregate([ir_incomplete.infAP], qrels, run)[ir_incomplete.infAP] == \
-        pytest.approx(zero, abs=1e-9)
+    assert provider.calc_aggregate([ir_incomplete.infAP], qrels, run)[ir_incomplete.infAP] == pytest.approx(
+        zero, abs=1e-9
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -295,8 +327,9 @@ def test_int_query_ids_in_qrels_match_str_in_run():
     # and the other way round, and as dicts of dicts
     run_int = RUNS["A"].assign(query_id=RUNS["A"]["query_id"].str[1:].astype(int))
     qrels_str = QRELS.assign(query_id=QRELS["query_id"].str[1:])
-    assert np.allclose(evaluate(run_int, qrels_str, OUR_MEASURES)["value"].to_numpy(),
-                       expected["value"].to_numpy(), atol=1e-12, rtol=0)
+    assert np.allclose(
+        evaluate(run_int, qrels_str, OUR_MEASURES)["value"].to_numpy(), expected["value"].to_numpy(), atol=1e-12, rtol=0
+    )
     run_dict = {1: {"a": 5.0, "x": 4.0, "b": 3.0, "c": 2.0, "d": 1.5, "e": 1.0}}
     qrels_dict = {"1": {"a": 1, "b": 0, "c": 1, "d": -1, "e": 2}}
     q1 = _per_query(expected, "run", "infAP")["q1"]

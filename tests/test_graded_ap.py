@@ -1,22 +1,22 @@
 """GAP, xGAP and eGAP: spec values, the paper's properties, a brute-force reference, validation."""
+
 import math
 from fractions import Fraction
 
+import ir_measures
 import numpy as np
 import pytest
+from conftest import spec_cases, spec_topic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import ir_measures
 import ir_incomplete  # noqa: F401  (registers the measures)
 from ir_incomplete import evaluate, parse
-from ir_incomplete.grammar import format_value
 from ir_incomplete.data import PAD, POOLED_UNJUDGED, UNPOOLED
+from ir_incomplete.grammar import format_value
 from ir_incomplete.kernels import graded_ap as kernels
-from ir_incomplete.measures import ALL_MEASURES, eGAP, GAP, xGAP
+from ir_incomplete.measures import ALL_MEASURES, GAP, eGAP, xGAP
 from ir_incomplete.measures.graded_ap import ExpectedGradedAP, ExtendedGradedAP, GradedAP
-
-from conftest import spec_cases, spec_topic
 
 NAMES = ("GAP", "xGAP", "eGAP")
 TOPIC_E_RUN = {"q": {"b": 6, "a": 5, "d": 4, "x": 3, "e": 2, "c": 1}}
@@ -91,9 +91,16 @@ def test_topic_e_by_hand(measure_string, expected):
 
 def test_spec_worked_example_numbers():
     # the bold numbers of §4, as printed
-    printed = {"GAP(g=0.5,0.5)": 0.595238, "GAP(g=0.2,0.8)": 0.528205, "xGAP(g=0.5,0.5)": 0.604167,
-               "xGAP(g=0.2,0.8)": 0.524267, "eGAP(g=0.5,0.5)": 0.551667, "eGAP(g=0.2,0.8)": 0.490667,
-               "GAP(g=0.5,0.5)@5": 0.5, "GAP(g=0.5,0.5,unjudged=condensed)": 0.65}
+    printed = {
+        "GAP(g=0.5,0.5)": 0.595238,
+        "GAP(g=0.2,0.8)": 0.528205,
+        "xGAP(g=0.5,0.5)": 0.604167,
+        "xGAP(g=0.2,0.8)": 0.524267,
+        "eGAP(g=0.5,0.5)": 0.551667,
+        "eGAP(g=0.2,0.8)": 0.490667,
+        "GAP(g=0.5,0.5)@5": 0.5,
+        "GAP(g=0.5,0.5,unjudged=condensed)": 0.65,
+    }
     for text, expected in printed.items():
         assert value_of(text, TOPIC_E_RUN, TOPIC_E_QRELS) == pytest.approx(expected, abs=5e-7), text
 
@@ -148,10 +155,10 @@ def test_limit_claims_analytic(g1):
     for n in (100, 1000, 20000):
         run, qrels = limit_case(n)
         gap, xgap, egap = evaluate(run, qrels, ["GAP" + text, "xGAP" + text, "eGAP" + text])["value"].tolist()
-        err = (abs(gap - 1), abs(xgap - (1 - g2 ** 2)), abs(egap - g1))
+        err = (abs(gap - 1), abs(xgap - (1 - g2**2)), abs(egap - g1))
         assert max(err) < 1.0 / (g1 * n)  # errors are O(1/n): GAP ≈ g2/(n·g1), eGAP = g2/(n+1)
         if previous is not None:
-            assert all(e < p for e, p in zip(err, previous))  # approaching the limits
+            assert all(e < p for e, p in zip(err, previous, strict=True))  # approaching the limits
         previous = err
 
 
@@ -210,8 +217,9 @@ def reference(name, run_topic, qrels_topic, g, condensed=False, cutoff=None):
         norm = sum(counts[j] * big_g[j] for j in range(1, c + 1))
         if norm == 0:
             return Fraction(0)
-        total = sum(Fraction(1, n) * sum(big_g[min(r[m - 1], r[n - 1])] for m in range(1, n + 1))
-                    for n in range(1, len(r) + 1))
+        total = sum(
+            Fraction(1, n) * sum(big_g[min(r[m - 1], r[n - 1])] for m in range(1, n + 1)) for n in range(1, len(r) + 1)
+        )
         return total / norm
     if name == "xGAP":
         a = [sum((g[k - 1] / rb[k] for k in range(1, j + 1) if rb[k]), Fraction(0)) for j in range(c + 1)]
@@ -257,8 +265,7 @@ def random_experiment(name, run_topic, qrels_topic, g, condensed=False, cutoff=N
         j = relevant[doc]
         if n is None or big_g[j] == 0:
             return Fraction(0)
-        return sum(g[k - 1] / big_g[j] * Fraction(sum(1 for m in range(n) if r[m] >= k), n)
-                   for k in range(1, j + 1))
+        return sum(g[k - 1] / big_g[j] * Fraction(sum(1 for m in range(n) if r[m] >= k), n) for k in range(1, j + 1))
 
     if name == "GAP":
         norm = sum(big_g[v] for v in relevant.values())
@@ -297,7 +304,8 @@ def graded_topic(draw, max_grade=3):
 
 def measure_text(name, g, condensed, cutoff):
     measure = {"GAP": GAP, "xGAP": xGAP, "eGAP": eGAP}[name](
-        g=tuple(float(x) for x in g), **({"unjudged": "condensed"} if condensed else {}))
+        g=tuple(float(x) for x in g), **({"unjudged": "condensed"} if condensed else {})
+    )
     return repr(measure @ cutoff if cutoff else measure)
 
 
@@ -307,8 +315,8 @@ def test_matches_reference_and_random_experiment(case):
     g, qrels, run, condensed, cutoff = case
     strings = [measure_text(name, g, condensed, cutoff) for name in NAMES]
     frame = evaluate({"q": run}, {"q": qrels}, strings)
-    got = dict(zip(frame["measure"], frame["value"]))
-    for name, text in zip(NAMES, strings):
+    got = dict(zip(frame["measure"], frame["value"], strict=True))
+    for name, text in zip(NAMES, strings, strict=True):
         expected = reference(name, run, qrels, g, condensed, cutoff)
         assert got[text] == pytest.approx(float(expected), abs=1e-12), text
         assert 0.0 <= got[text] <= 1.0 + 1e-12
@@ -321,10 +329,11 @@ def test_matches_reference_and_random_experiment(case):
 def test_egap_is_weighted_binary_ap(case):
     g, qrels, run, condensed, cutoff = case
     strings = [measure_text("eGAP", g, condensed, cutoff)]
-    strings += [measure_text("GAP", tuple(1 if i == k else 0 for i in range(len(g))), condensed, cutoff)
-                for k in range(len(g))]
+    strings += [
+        measure_text("GAP", tuple(1 if i == k else 0 for i in range(len(g))), condensed, cutoff) for k in range(len(g))
+    ]
     values = evaluate({"q": run}, {"q": qrels}, strings)["value"].tolist()
-    assert values[0] == pytest.approx(sum(float(w) * v for w, v in zip(g, values[1:])), abs=1e-12)
+    assert values[0] == pytest.approx(sum(float(w) * v for w, v in zip(g, values[1:], strict=True)), abs=1e-12)
 
 
 @settings(deadline=None, max_examples=60)
@@ -334,8 +343,9 @@ def test_one_hot_g_gives_binary_ap_for_all_three(case):
     c = len(g)
     for k in range(1, c + 1):
         one_hot = tuple(1 if i == k - 1 else 0 for i in range(c))
-        values = evaluate({"q": run}, {"q": qrels},
-                          [measure_text(n, one_hot, condensed, cutoff) for n in NAMES])["value"].tolist()
+        values = evaluate({"q": run}, {"q": qrels}, [measure_text(n, one_hot, condensed, cutoff) for n in NAMES])[
+            "value"
+        ].tolist()
         r = ranked_grades(run, qrels, condensed, cutoff)
         n_rel = sum(1 for v in qrels.values() if v >= k)
         hits, ap = 0, 0.0
@@ -390,7 +400,8 @@ def test_unjudged_documents_are_grade_zero_or_removed():
         # negative="zero": u becomes judged nonrelevant and stays in the condensed list (u a n b)
         zero_cond = value_of(text.replace(")", ",unjudged=condensed)"), run, qrels, negative="zero")
         assert zero_cond == pytest.approx(
-            value_of(text, {"q": {"u": 4, "a": 3, "n": 2, "b": 1}}, qrels, negative="zero"), abs=1e-15)
+            value_of(text, {"q": {"u": 4, "a": 3, "n": 2, "b": 1}}, qrels, negative="zero"), abs=1e-15
+        )
         assert zero_cond < cond
 
 
@@ -448,8 +459,13 @@ def test_canonical_repr_and_python_api():
 def test_missing_g_message():
     for name, obj in (("GAP", GAP), ("xGAP", xGAP), ("eGAP", eGAP)):
         expected = f"{name} needs g, e.g. {name}(g=0.1,0.9)"
-        for make in (lambda: parse(name), lambda: parse(f"{name}@5"), lambda: obj(unjudged="condensed"),
-                     lambda: obj @ 5, lambda: obj(g=None)):
+        for make in (
+            lambda name=name: parse(name),
+            lambda name=name: parse(f"{name}@5"),
+            lambda obj=obj: obj(unjudged="condensed"),
+            lambda obj=obj: obj @ 5,
+            lambda obj=obj: obj(g=None),
+        ):
             with pytest.raises(ValueError) as err:
                 make()
             assert str(err.value).startswith(expected)
@@ -457,17 +473,20 @@ def test_missing_g_message():
             evaluate(TOPIC_E_RUN, TOPIC_E_QRELS, [obj])
 
 
-@pytest.mark.parametrize("text,fragment", [
-    ("xGAP(g=-0.1,1.1)", "negative"),
-    ("xGAP(g=0.5,0.6)", "sum to"),
-    ("xGAP(g=0.5,0.49)", "sum to"),
-    ("xGAP(g=0.5,abc)", "not a number"),
-    ("xGAP(g=0.5,0.5,unjudged=skip)", "nonrelevant, condensed"),
-    ("xGAP(g=0.5,0.5,rel=2)", "no parameter 'rel'"),
-    ("xGAP(g=0.5,0.5)@0", "cutoff"),
-    ("GAP(g=())", "empty"),
-    ("GAP(g=none)", "not a number"),
-])
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("xGAP(g=-0.1,1.1)", "negative"),
+        ("xGAP(g=0.5,0.6)", "sum to"),
+        ("xGAP(g=0.5,0.49)", "sum to"),
+        ("xGAP(g=0.5,abc)", "not a number"),
+        ("xGAP(g=0.5,0.5,unjudged=skip)", "nonrelevant, condensed"),
+        ("xGAP(g=0.5,0.5,rel=2)", "no parameter 'rel'"),
+        ("xGAP(g=0.5,0.5)@0", "cutoff"),
+        ("GAP(g=())", "empty"),
+        ("GAP(g=none)", "not a number"),
+    ],
+)
 def test_invalid_parameters(text, fragment):
     with pytest.raises(ValueError) as err:
         parse(text)
@@ -482,15 +501,20 @@ def test_sum_tolerance():
 
 @st.composite
 def distributions(draw):
-    weights = draw(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=5).filter(
-        lambda w: math.fsum(w) > 1e-3))
+    weights = draw(
+        st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=5).filter(lambda w: math.fsum(w) > 1e-3)
+    )
     total = math.fsum(weights)
     return tuple(w / total for w in weights)
 
 
 @settings(deadline=None, max_examples=200)
-@given(g=distributions(), name=st.sampled_from(NAMES), condensed=st.booleans(),
-       cutoff=st.one_of(st.none(), st.integers(1, 1000)))
+@given(
+    g=distributions(),
+    name=st.sampled_from(NAMES),
+    condensed=st.booleans(),
+    cutoff=st.one_of(st.none(), st.integers(1, 1000)),
+)
 def test_round_trip(g, name, condensed, cutoff):
     obj = {"GAP": GAP, "xGAP": xGAP, "eGAP": eGAP}[name]
     measure = obj(g=g, **({"unjudged": "condensed"} if condensed else {}))
@@ -508,8 +532,11 @@ def test_round_trip(g, name, condensed, cutoff):
 
 
 def test_docstrings_state_formulas_and_conventions():
-    for cls, formula in ((GradedAP, "Σ_{j=1}^{c} R(j)·G(j)"), (ExtendedGradedAP, "A(r_n) / G(r_n)"),
-                         (ExpectedGradedAP, "g_k · AP_k")):
+    for cls, formula in (
+        (GradedAP, "Σ_{j=1}^{c} R(j)·G(j)"),
+        (ExtendedGradedAP, "A(r_n) / G(r_n)"),
+        (ExpectedGradedAP, "g_k · AP_k"),
+    ):
         doc = cls.__doc__
         assert formula in doc
         assert "Ferrante, Ferro & Maistro" in doc
@@ -522,9 +549,10 @@ def test_docstrings_state_formulas_and_conventions():
 # kernels directly
 # ---------------------------------------------------------------------------------------------------
 def test_condense_kernel():
-    codes = np.array([[2, UNPOOLED, 0, POOLED_UNJUDGED, 1, PAD],
-                      [UNPOOLED, UNPOOLED, PAD, PAD, PAD, PAD],
-                      [0, 1, 2, 1, 0, 1]], dtype=np.int32)
+    codes = np.array(
+        [[2, UNPOOLED, 0, POOLED_UNJUDGED, 1, PAD], [UNPOOLED, UNPOOLED, PAD, PAD, PAD, PAD], [0, 1, 2, 1, 0, 1]],
+        dtype=np.int32,
+    )
     out = kernels.condense(codes)
     assert out.tolist() == [[2, 0, 1, PAD, PAD, PAD], [PAD] * 6, [0, 1, 2, 1, 0, 1]]
     assert kernels.condense(np.zeros((0, 4), dtype=np.int32)).shape == (0, 0)

@@ -1,19 +1,27 @@
 """Tests of the measure-string grammar: tokenizer, parser, formatter, parse() and the parser patching."""
+
 import json
 import math
 import subprocess
 import sys
 from pathlib import Path
 
+import ir_measures
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import ir_measures
 from ir_incomplete import grammar
 from ir_incomplete.grammar import (
-    MeasureSyntaxError, Token, UnknownMeasureError, format_measure, format_value, parse, parse_measure,
-    parse_parts, tokenize,
+    MeasureSyntaxError,
+    Token,
+    UnknownMeasureError,
+    format_measure,
+    format_value,
+    parse,
+    parse_measure,
+    parse_parts,
+    tokenize,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -47,16 +55,27 @@ def test_tokenize_words_strings_and_signs():
     values = [(t.kind, t.value) for t in toks if t.kind not in ("OP", "END")]
     assert values == [
         ("WORD", "X"),
-        ("WORD", "a"), ("NUMBER", -1),
-        ("WORD", "b"), ("NUMBER", 2),
-        ("WORD", "c"), ("NUMBER", 0.5),
-        ("WORD", "d"), ("NUMBER", 1.0),
-        ("WORD", "e"), ("WORD", "exp-log2"),
-        ("WORD", "f"), ("WORD", "pool"), ("WORD", "run"),
-        ("WORD", "g"), ("WORD", True),
-        ("WORD", "h"), ("STRING", "it's"),
-        ("WORD", "i"), ("STRING", 'q"'),
-        ("WORD", "j"), ("WORD", "α_nDCG"),
+        ("WORD", "a"),
+        ("NUMBER", -1),
+        ("WORD", "b"),
+        ("NUMBER", 2),
+        ("WORD", "c"),
+        ("NUMBER", 0.5),
+        ("WORD", "d"),
+        ("NUMBER", 1.0),
+        ("WORD", "e"),
+        ("WORD", "exp-log2"),
+        ("WORD", "f"),
+        ("WORD", "pool"),
+        ("WORD", "run"),
+        ("WORD", "g"),
+        ("WORD", True),
+        ("WORD", "h"),
+        ("STRING", "it's"),
+        ("WORD", "i"),
+        ("STRING", 'q"'),
+        ("WORD", "j"),
+        ("WORD", "α_nDCG"),
     ]
     assert type(toks[4].value) is int and type(toks[12].value) is float
     assert [t.text for t in toks if t.kind == "OP" and t.text == "+"] == ["+"]
@@ -109,7 +128,7 @@ PARTS = [
     ("X(a=(1,),b=(),c=(2))", ("X", {"a": (1,), "b": (), "c": (2,)}, None)),
     ("X(a=None,b=False,c=none)", ("X", {"a": None, "b": False, "c": "none"}, None)),
     ("X(a='a b',b=\"x\\\\y\")", ("X", {"a": "a b", "b": "x\\y"}, None)),
-    ("X(a='\\x20\\u00e9\\U0001F600\\n')", ("X", {"a": " é\U0001F600\n"}, None)),
+    ("X(a='\\x20\\u00e9\\U0001F600\\n')", ("X", {"a": " é\U0001f600\n"}, None)),
     ("X(a={},b={'k':v,1:{2:3}})", ("X", {"a": {}, "b": {"k": "v", 1: {2: 3}}}, None)),
     ("X(a=x,y,b=1)", ("X", {"a": ("x", "y"), "b": 1}, None)),
     ("X(a={1:2},{3:4})", ("X", {"a": ({1: 2}, {3: 4})}, None)),
@@ -178,8 +197,8 @@ SYNTAX_ERRORS = [
     ("AP(=2)", 3, "cannot parse measure 'AP(=2)': expected a parameter name or ')', got '=' at position 3"),
     ("AP)", 2, "cannot parse measure 'AP)': expected '(', '@' or end of input, got ')' at position 2"),
     ("AP(rel=1,rel=2)", 9, "cannot parse measure 'AP(rel=1,rel=2)': duplicate parameter 'rel' at position 9"),
-    ("AP(a='x)", 5, "cannot parse measure \"AP(a='x)\": unterminated string starting at position 5"),
-    ("AP(a=\"x", 5, "cannot parse measure 'AP(a=\"x': unterminated string starting at position 5"),
+    ("AP(a='x)", 5, 'cannot parse measure "AP(a=\'x)": unterminated string starting at position 5'),
+    ('AP(a="x', 5, "cannot parse measure 'AP(a=\"x': unterminated string starting at position 5"),
     ("AP(a='\\q')", 6, None),
     ("AP(a=b+)", 7, None),
     ("AP(a=1 2)", 7, None),
@@ -215,10 +234,15 @@ def test_syntax_errors(text, position, message):
 
 def test_syntax_error_attributes_and_pickle():
     import pickle
+
     with pytest.raises(MeasureSyntaxError) as err:
         parse_parts("infAP(c=1.5")
-    assert (err.value.text, err.value.position, err.value.token, err.value.expected) == \
-        ("infAP(c=1.5", 11, None, "',' or ')'")
+    assert (err.value.text, err.value.position, err.value.token, err.value.expected) == (
+        "infAP(c=1.5",
+        11,
+        None,
+        "',' or ')'",
+    )
     again = pickle.loads(pickle.dumps(err.value))
     assert type(again) is MeasureSyntaxError and str(again) == str(err.value) and again.position == 11
     with pytest.raises(MeasureSyntaxError) as err:
@@ -229,19 +253,54 @@ def test_syntax_error_attributes_and_pickle():
 # ---------------------------------------------------------------------------------------------------------
 # formatting
 # ---------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("value,text", [
-    (True, "True"), (False, "False"), (None, "none"),
-    (0, "0"), (-7, "-7"), (10 ** 20, "100000000000000000000"),
-    (3.0, "3"), (-2.0, "-2"), (2.5, "2.5"), (0.1, "0.1"), (1e-05, "1e-05"), (1e15, "1000000000000000.0"), (1e16, "1e+16"),
-    (123456789012345.0, "123456789012345"), (-0.0, "0"), (float("inf"), "inf"),
-    ("uniform", "uniform"), ("exp-log2", "exp-log2"), ("pool+run", "pool+run"), ("α_nDCG", "α_nDCG"),
-    ("True", "'True'"), ("None", "'None'"), ("none", "none"), ("inf", "'inf'"), ("nan", "'nan'"),
-    ("a b", "'a\\x20b'"), ("it's", "'it\\'s'"), ("back\\slash", "'back\\\\slash'"), ("", "''"),
-    ("1abc", "'1abc'"), ("-x", "'-x'"), ("x-", "'x-'"), ("a+", "'a+'"), ("tab\t", "'tab\\t'"),
-    ((0.1, 0.9), "0.1,0.9"), ([0.5, 0.25, 0.25], "0.5,0.25,0.25"), ((1.0, 0.0), "1,0"),
-    ((0.5,), "(0.5,)"), ((), "()"), (("a", "b c"), "a,'b\\x20c'"),
-    ({2: 3, 0: 0, 1: 1}, "{0:0,1:1,2:3}"), ({}, "{}"), ({"b": 1, "a": "x y"}, "{a:'x\\x20y',b:1}"),
-])
+@pytest.mark.parametrize(
+    "value,text",
+    [
+        (True, "True"),
+        (False, "False"),
+        (None, "none"),
+        (0, "0"),
+        (-7, "-7"),
+        (10**20, "100000000000000000000"),
+        (3.0, "3"),
+        (-2.0, "-2"),
+        (2.5, "2.5"),
+        (0.1, "0.1"),
+        (1e-05, "1e-05"),
+        (1e15, "1000000000000000.0"),
+        (1e16, "1e+16"),
+        (123456789012345.0, "123456789012345"),
+        (-0.0, "0"),
+        (float("inf"), "inf"),
+        ("uniform", "uniform"),
+        ("exp-log2", "exp-log2"),
+        ("pool+run", "pool+run"),
+        ("α_nDCG", "α_nDCG"),
+        ("True", "'True'"),
+        ("None", "'None'"),
+        ("none", "none"),
+        ("inf", "'inf'"),
+        ("nan", "'nan'"),
+        ("a b", "'a\\x20b'"),
+        ("it's", "'it\\'s'"),
+        ("back\\slash", "'back\\\\slash'"),
+        ("", "''"),
+        ("1abc", "'1abc'"),
+        ("-x", "'-x'"),
+        ("x-", "'x-'"),
+        ("a+", "'a+'"),
+        ("tab\t", "'tab\\t'"),
+        ((0.1, 0.9), "0.1,0.9"),
+        ([0.5, 0.25, 0.25], "0.5,0.25,0.25"),
+        ((1.0, 0.0), "1,0"),
+        ((0.5,), "(0.5,)"),
+        ((), "()"),
+        (("a", "b c"), "a,'b\\x20c'"),
+        ({2: 3, 0: 0, 1: 1}, "{0:0,1:1,2:3}"),
+        ({}, "{}"),
+        ({"b": 1, "a": "x y"}, "{a:'x\\x20y',b:1}"),
+    ],
+)
 def test_format_value(value, text):
     assert format_value(value) == text
     assert " " not in format_value(value)
@@ -260,11 +319,15 @@ def test_format_measure():
     assert format_measure("AP") == "AP"
     assert format_measure("AP", [], 10) == "AP@10"
     assert format_measure("IPrec", (), 0.5) == "IPrec@0.5"
-    assert format_measure("xGAP", [("g", (0.1, 0.9)), ("unjudged", "condensed")], 5) == \
-        "xGAP(g=0.1,0.9,unjudged=condensed)@5"
+    assert (
+        format_measure("xGAP", [("g", (0.1, 0.9)), ("unjudged", "condensed")], 5)
+        == "xGAP(g=0.1,0.9,unjudged=condensed)@5"
+    )
     assert format_measure("infAP", [("c", 1.5), ("eps", 1e-4)]) == "infAP(c=1.5,eps=0.0001)"
-    assert format_measure("nDCG", [("dcg", "exp-log2"), ("judged_only", True)], 10) == \
-        "nDCG(dcg=exp-log2,judged_only=True)@10"
+    assert (
+        format_measure("nDCG", [("dcg", "exp-log2"), ("judged_only", True)], 10)
+        == "nDCG(dcg=exp-log2,judged_only=True)@10"
+    )
     assert format_measure("X", [("b", 1), ("a", 2)]) == "X(b=1,a=2)"  # given order
     assert format_measure("X", [("a", None)], 3.0) == "X(a=none)@3"
     with pytest.raises(ValueError):
@@ -348,17 +411,20 @@ def test_unknown_measure():
     assert "nDCG" in err.value.suggestions
 
 
-@pytest.mark.parametrize("text,parts", [
-    ("AP(foo=1)", ["AP", "'foo'", "rel", "judged_only", "cutoff"]),
-    ("nDCG(dcg=bogus)", ["nDCG", "bogus", "'dcg'", "log2", "exp-log2"]),
-    ("AP(rel=1.5)", ["AP", "'rel'", "integer"]),
-    ("AP(rel=True)", ["AP", "'rel'", "integer"]),
-    ("AP(judged_only=1)", ["AP", "'judged_only'", "True or False"]),
-    ("SetF(beta=x)", ["SetF", "'beta'", "number"]),
-    ("nDCG(gains=3)", ["nDCG", "'gains'", "dict"]),
-    ("Rprec@10", ["Rprec", "@", "rel"]),
-    ("P(cutoff=5)@10", ["P", "'cutoff'", "twice"]),
-])
+@pytest.mark.parametrize(
+    "text,parts",
+    [
+        ("AP(foo=1)", ["AP", "'foo'", "rel", "judged_only", "cutoff"]),
+        ("nDCG(dcg=bogus)", ["nDCG", "bogus", "'dcg'", "log2", "exp-log2"]),
+        ("AP(rel=1.5)", ["AP", "'rel'", "integer"]),
+        ("AP(rel=True)", ["AP", "'rel'", "integer"]),
+        ("AP(judged_only=1)", ["AP", "'judged_only'", "True or False"]),
+        ("SetF(beta=x)", ["SetF", "'beta'", "number"]),
+        ("nDCG(gains=3)", ["nDCG", "'gains'", "dict"]),
+        ("Rprec@10", ["Rprec", "@", "rel"]),
+        ("P(cutoff=5)@10", ["P", "'cutoff'", "twice"]),
+    ],
+)
 def test_builtin_validation_errors(text, parts):
     with pytest.raises(ValueError) as err:
         parse(text)
@@ -378,8 +444,9 @@ def test_errors_without_asserts_under_python_O():
         "    else:\n"
         "        print('accepted', text)\n"
     )
-    proc = subprocess.run([sys.executable, "-O", "-c", code], cwd=str(REPO_ROOT), capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-O", "-c", code], cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["ValueError", "ValueError", "MeasureSyntaxError", "MeasureSyntaxError"]
 
@@ -392,8 +459,12 @@ def parser_state():
     """Leave the ir_measures parsers installed or not, as they were found."""
     was_installed = grammar.parsers_installed()
     grammar.uninstall_parsers()
-    originals = (ir_measures.parse_measure, ir_measures.util.parse_measure,
-                 ir_measures.parse_trec_measure, ir_measures.util.parse_trec_measure)
+    originals = (
+        ir_measures.parse_measure,
+        ir_measures.util.parse_measure,
+        ir_measures.parse_trec_measure,
+        ir_measures.util.parse_trec_measure,
+    )
     yield originals
     grammar.uninstall_parsers()
     if was_installed:
@@ -466,8 +537,9 @@ def test_wrappers_call_the_original_first(parser_state):
             return [sentinel_measure]
         raise KeyError("stub rejects")
 
-    saved = {(m, a): getattr(m, a) for m in (ir_measures, ir_measures.util)
-             for a in ("parse_measure", "parse_trec_measure")}
+    saved = {
+        (m, a): getattr(m, a) for m in (ir_measures, ir_measures.util) for a in ("parse_measure", "parse_trec_measure")
+    }
     try:
         for module in (ir_measures, ir_measures.util):
             module.parse_measure = stub_parse_measure
@@ -502,10 +574,12 @@ def _all_measures():
 
 
 def _distribution():
-    return (st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=4)
-            .filter(lambda xs: math.fsum(xs) > 1e-9)
-            .map(lambda xs: tuple(x / math.fsum(xs) for x in xs))
-            .filter(lambda xs: abs(math.fsum(xs) - 1.0) <= 1e-9))
+    return (
+        st.lists(st.floats(min_value=0.0, max_value=1.0), min_size=1, max_size=4)
+        .filter(lambda xs: math.fsum(xs) > 1e-9)
+        .map(lambda xs: tuple(x / math.fsum(xs) for x in xs))
+        .filter(lambda xs: abs(math.fsum(xs) - 1.0) <= 1e-9)
+    )
 
 
 def param_strategy(name, spec, at_param):
@@ -526,7 +600,9 @@ def param_strategy(name, spec, at_param):
             max_value=None if maximum is None else float(maximum),
             exclude_min=minimum is not None and not getattr(spec, "min_inclusive", True),
             exclude_max=maximum is not None and not getattr(spec, "max_inclusive", True),
-            allow_nan=False, allow_infinity=False)
+            allow_nan=False,
+            allow_infinity=False,
+        )
     elif spec.dtype is int:
         minimum, maximum = getattr(spec, "minimum", None), getattr(spec, "maximum", None)
         low = -10000 if minimum is None else math.ceil(minimum)
@@ -557,6 +633,7 @@ def measure_params_strategy(measure):
 @given(data=st.data())
 def test_param_strategy_sanity(data):
     from ir_incomplete.measures.base import Param
+
     spec = Param(int, minimum=0, min_inclusive=False)
     value = data.draw(param_strategy("x", spec, "cutoff"))
     assert value >= 1 and spec.coerce("X", "x", value) == value

@@ -1,15 +1,15 @@
 """infAP (spec §3.7): the spec vectors three ways, smoothing, cut-off, and properties against pytrec_eval."""
+
+import ir_measures
 import pytest
 import pytrec_eval
+from conftest import spec_cases, spec_topic
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import ir_measures
 import ir_incomplete
 from ir_incomplete import evaluate
 from ir_incomplete.grammar import parse
-
-from conftest import spec_cases, spec_topic
 
 OURS = ir_measures.providers.registry["ir_incomplete"]
 CASES = spec_cases({"infAP"})
@@ -88,8 +88,7 @@ def test_cutoff_on_topic_a(spec):
 # properties on random small inputs
 # ---------------------------------------------------------------------------------------------------------
 DOCS = [f"d{i}" for i in range(10)]
-SCORES = st.one_of(st.integers(0, 4).map(float),
-                   st.floats(-50, 50, allow_nan=False, allow_infinity=False))
+SCORES = st.one_of(st.integers(0, 4).map(float), st.floats(-50, 50, allow_nan=False, allow_infinity=False))
 
 
 @st.composite
@@ -101,15 +100,14 @@ def topics(draw, grades, min_topics=1, max_topics=3):
     for t in range(n):
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=len(DOCS), unique=True))
         retrieved = draw(st.lists(st.booleans(), min_size=len(docs), max_size=len(docs)))
-        judged = draw(st.lists(st.one_of(st.none(), st.sampled_from(grades)), min_size=len(docs),
-                               max_size=len(docs)))
+        judged = draw(st.lists(st.one_of(st.none(), st.sampled_from(grades)), min_size=len(docs), max_size=len(docs)))
         if not any(retrieved):
             retrieved[0] = True
         if all(g is None for g in judged):
             judged[-1] = grades[-1]
         qid = f"q{t}"
-        run[qid] = {d: draw(SCORES) for d, r in zip(docs, retrieved) if r}
-        qrels[qid] = {d: g for d, g in zip(docs, judged) if g is not None}
+        run[qid] = {d: draw(SCORES) for d, r in zip(docs, retrieved, strict=True) if r}
+        qrels[qid] = {d: g for d, g in zip(docs, judged, strict=True) if g is not None}
     return run, qrels
 
 
@@ -171,9 +169,14 @@ def test_uniform_is_pool_with_unpooled_marked_unjudged(data, c):
 
 
 @PROPERTY
-@given(topics(grades=(-1, 0, 1, 2)), st.sampled_from([1.0, 1.5, 2.0, 3.0, 10.0]),
-       st.sampled_from([1e-12, 1e-5, 0.1, 1.0]), st.sampled_from(["pool", "uniform"]),
-       st.one_of(st.none(), st.integers(1, 12)), st.sampled_from([1, 2]))
+@given(
+    topics(grades=(-1, 0, 1, 2)),
+    st.sampled_from([1.0, 1.5, 2.0, 3.0, 10.0]),
+    st.sampled_from([1e-12, 1e-5, 0.1, 1.0]),
+    st.sampled_from(["pool", "uniform"]),
+    st.one_of(st.none(), st.integers(1, 12)),
+    st.sampled_from([1, 2]),
+)
 def test_values_in_unit_interval(data, c, eps, variant, cutoff, rel):
     run, qrels = data
     params = dict(c=c, eps=eps, variant=variant, rel=rel)

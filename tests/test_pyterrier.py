@@ -1,4 +1,5 @@
 """PyTerrier: the ``pyterrier.modules`` entry point and ``pt.Experiment`` with our measures, without Java."""
+
 import os
 import subprocess
 import sys
@@ -11,34 +12,47 @@ import pytest
 pt = pytest.importorskip("pyterrier", reason="python-terrier is not installed (extra 'pyterrier')")
 
 import ir_measures  # noqa: E402
+
 import ir_incomplete  # noqa: E402
 from ir_incomplete import evaluate  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 TOPICS = pd.DataFrame({"qid": ["q1", "q2", "q3"], "query": ["covid masks", "vaccine trials", "long covid"]})
-QRELS = pd.DataFrame({
-    "qid": ["q1", "q1", "q1", "q1", "q2", "q2", "q2", "q3", "q3"],
-    "docno": ["a", "b", "c", "d", "a", "f", "g", "h", "i"],
-    "label": [1, 0, -1, 2, 0, 1, -1, 1, 0],
-})
-RUN_A = pd.DataFrame({
-    "qid": ["q1"] * 5 + ["q2"] * 4 + ["q3"] * 2,
-    "docno": ["c", "x", "b", "a", "d", "g", "y", "f", "a", "i", "h"],
-    "score": [9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.5, 3.0, 2.0, 2.0, 2.0],
-})
-RUN_B = pd.DataFrame({  # does not answer q3
-    "qid": ["q1", "q1", "q1", "q2", "q2"],
-    "docno": ["u", "d", "a", "f", "g"],
-    "score": [3.0, 2.0, 1.0, 2.0, 1.0],
-})
+QRELS = pd.DataFrame(
+    {
+        "qid": ["q1", "q1", "q1", "q1", "q2", "q2", "q2", "q3", "q3"],
+        "docno": ["a", "b", "c", "d", "a", "f", "g", "h", "i"],
+        "label": [1, 0, -1, 2, 0, 1, -1, 1, 0],
+    }
+)
+RUN_A = pd.DataFrame(
+    {
+        "qid": ["q1"] * 5 + ["q2"] * 4 + ["q3"] * 2,
+        "docno": ["c", "x", "b", "a", "d", "g", "y", "f", "a", "i", "h"],
+        "score": [9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 3.5, 3.0, 2.0, 2.0, 2.0],
+    }
+)
+RUN_B = pd.DataFrame(
+    {  # does not answer q3
+        "qid": ["q1", "q1", "q1", "q2", "q2"],
+        "docno": ["u", "d", "a", "f", "g"],
+        "score": [3.0, 2.0, 1.0, 2.0, 1.0],
+    }
+)
 METRICS = ["map", "infAP(c=1.5)", ir_incomplete.infAP(c=1.5) @ 10]
 NAMES = ["A", "B"]
 
 
 def _experiment(**kwargs):
-    return pt.Experiment([pt.Transformer.from_df(RUN_A), pt.Transformer.from_df(RUN_B)], TOPICS, QRELS,
-                         eval_metrics=METRICS, names=NAMES, **kwargs)
+    return pt.Experiment(
+        [pt.Transformer.from_df(RUN_A), pt.Transformer.from_df(RUN_B)],
+        TOPICS,
+        QRELS,
+        eval_metrics=METRICS,
+        names=NAMES,
+        **kwargs,
+    )
 
 
 def _ours(per_query):
@@ -59,8 +73,9 @@ def test_entry_point_loads_the_plugin_with_pyterrier():
     """)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          cwd=str(REPO_ROOT.parent), timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(REPO_ROOT.parent), timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
 
@@ -108,9 +123,9 @@ def test_experiment_per_query():
     for name in NAMES:
         for measure in ("infAP(c=1.5)", "infAP(c=1.5)@10"):
             got = result[(result["name"] == name) & (result["measure"] == measure)]
-            got = dict(zip(got["qid"].astype(str), got["value"]))
+            got = dict(zip(got["qid"].astype(str), got["value"], strict=True))
             expected = ours[(ours["run"] == name) & (ours["measure"] == measure)]
-            expected = dict(zip(expected["query_id"].astype(str), expected["value"]))
+            expected = dict(zip(expected["query_id"].astype(str), expected["value"], strict=True))
             assert got.keys() == expected.keys() == {"q1", "q2", "q3"}
             for qid in got:
                 assert got[qid] == pytest.approx(expected[qid], abs=1e-9), (name, measure, qid)
@@ -138,12 +153,19 @@ def test_experiment_on_covid_subset(covid):
     runs = {n: covid["runs"][n].rename(columns={"query_id": "qid", "doc_id": "docno"}) for n in names}
     qrels = covid["qrels"].rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
     topics = pd.DataFrame({"qid": sorted(qrels["qid"].unique(), key=int)}).assign(query="covid")
-    result = pt.Experiment([pt.Transformer.from_df(runs[n]) for n in names], topics, qrels,
-                           eval_metrics=["infAP(c=1.5)", "infAP", ir_incomplete.infAP(variant="uniform") @ 10],
-                           names=names)
-    ours = evaluate({n: covid["runs"][n] for n in names}, covid["qrels"],
-                    ["infAP(c=1.5)", "infAP", "infAP(variant=uniform)@10"],
-                    per_query=False)
+    result = pt.Experiment(
+        [pt.Transformer.from_df(runs[n]) for n in names],
+        topics,
+        qrels,
+        eval_metrics=["infAP(c=1.5)", "infAP", ir_incomplete.infAP(variant="uniform") @ 10],
+        names=names,
+    )
+    ours = evaluate(
+        {n: covid["runs"][n] for n in names},
+        covid["qrels"],
+        ["infAP(c=1.5)", "infAP", "infAP(variant=uniform)@10"],
+        per_query=False,
+    )
     assert list(result["name"]) == names
     for name in names:
         row = result[result["name"] == name].iloc[0]

@@ -1,15 +1,17 @@
 """indAP, subAP, bpref, bpref-10 and RankEff on real TREC data (``../shared/data``; skipped when absent):
 parity with pytrec_eval per query, and the exact limits of subAP on judgments with pooled-but-unjudged
 entries."""
+
 from __future__ import annotations
 
+import itertools
 import math
 
+import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
 
-import ir_measures
 from ir_incomplete import evaluate, parse
 from ir_incomplete.data import Qrels, read_trec_qrels, read_trec_run
 from ir_incomplete.kernels import ap_family as kernels
@@ -24,14 +26,14 @@ OURS = ir_measures.providers.registry["ir_incomplete"]
 def _qrels_dict(frame):
     out = {}
     for qid, group in frame.groupby("query_id", sort=False):
-        out[str(qid)] = dict(zip(group["doc_id"].astype(str), group["relevance"].astype(int).tolist()))
+        out[str(qid)] = dict(zip(group["doc_id"].astype(str), group["relevance"].astype(int).tolist(), strict=True))
     return out
 
 
 def _run_dict(frame):
     out = {}
     for qid, group in frame.groupby("query_id", sort=False):
-        out[str(qid)] = dict(zip(group["doc_id"].astype(str), group["score"].astype(float).tolist()))
+        out[str(qid)] = dict(zip(group["doc_id"].astype(str), group["score"].astype(float).tolist(), strict=True))
     return out
 
 
@@ -39,11 +41,14 @@ def _pytrec(qrels, runs, names, relevance_level=1, judged_only=False):
     """pytrec_eval per query: ``{run: {qid: {name: value}}}``. ``qrels`` and the runs may be DataFrames
     or already pytrec_eval's dicts (convert once when evaluating several times)."""
     import pytrec_eval
+
     qrels = _qrels_dict(qrels) if isinstance(qrels, pd.DataFrame) else qrels
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(names), relevance_level=relevance_level,
-                                               judged_docs_only_flag=judged_only)
-    return {name: evaluator.evaluate(_run_dict(run) if isinstance(run, pd.DataFrame) else run)
-            for name, run in runs.items()}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, set(names), relevance_level=relevance_level, judged_docs_only_flag=judged_only
+    )
+    return {
+        name: evaluator.evaluate(_run_dict(run) if isinstance(run, pd.DataFrame) else run) for name, run in runs.items()
+    }
 
 
 def _ours(runs, qrels, strings, **kwargs):
@@ -64,7 +69,8 @@ def _assert_matches(ours, theirs, name, label):
     worst = int(np.argmax(np.abs(got - expected))) if len(keys) else 0
     assert len(keys) > 0
     assert np.abs(got - expected).max() <= TOL, (
-        f"{label}: {keys[worst]} ours {got[worst]!r} pytrec_eval {name} {expected[worst]!r}")
+        f"{label}: {keys[worst]} ours {got[worst]!r} pytrec_eval {name} {expected[worst]!r}"
+    )
     return len(keys)
 
 
@@ -97,9 +103,11 @@ def test_covid_has_no_pooled_unjudged_entries(covid):
 
 def test_covid_matches_pytrec_eval(covid, covid_pytrec):
     plain, judged = covid_pytrec
-    ours = _ours(covid["runs"], covid["qrels"],
-                 ["Bpref", "indAP(variant=original)", "indAP(variant=original)@10", "indAP", "subAP",
-                  "indAP@10", "subAP@10"])
+    ours = _ours(
+        covid["runs"],
+        covid["qrels"],
+        ["Bpref", "indAP(variant=original)", "indAP(variant=original)@10", "indAP", "subAP", "indAP@10", "subAP@10"],
+    )
     n = _assert_matches(ours["Bpref"], plain, "bpref", "Bpref")
     assert n == 143 * 30
     _assert_matches(ours["indAP(variant=original)"], judged, "map", "indAP(variant=original)")
@@ -146,16 +154,27 @@ def test_covid_seeded_subap_limits_are_exact(covid):
     qrels = _seeded(covid["qrels"])
     judged = Qrels.from_any(qrels)
     assert (judged.n_unjudged > 0).all()
-    strings = ["subAP(p=1)", "indAP", "subAP(p=0)", "indAP(variant=original)", "subAP(p=1)@10", "indAP@10",
-               "subAP(p=0)@10", "indAP(variant=original)@10", "subAP", "subAP(p=0.3)", "subAP(p=0.7)",
-               "subAP@10"]
+    strings = [
+        "subAP(p=1)",
+        "indAP",
+        "subAP(p=0)",
+        "indAP(variant=original)",
+        "subAP(p=1)@10",
+        "indAP@10",
+        "subAP(p=0)@10",
+        "indAP(variant=original)@10",
+        "subAP",
+        "subAP(p=0.3)",
+        "subAP(p=0.7)",
+        "subAP@10",
+    ]
     ours = {m: v.to_numpy() for m, v in _ours(covid["runs"], judged, strings).items()}
     np.testing.assert_array_equal(ours["subAP(p=1)"], ours["indAP"])
     np.testing.assert_array_equal(ours["subAP(p=0)"], ours["indAP(variant=original)"])
     np.testing.assert_array_equal(ours["subAP(p=1)@10"], ours["indAP@10"])
     np.testing.assert_array_equal(ours["subAP(p=0)@10"], ours["indAP(variant=original)@10"])
     chain = [ours[m] for m in ("subAP(p=0)", "subAP(p=0.3)", "subAP(p=0.7)", "subAP(p=1)")]
-    for higher, lower in zip(chain, chain[1:]):
+    for higher, lower in itertools.pairwise(chain):
         assert np.all(lower <= higher + 1e-12)
     assert np.all(ours["subAP(p=1)"] <= ours["subAP"] + 1e-12)
     assert np.all(ours["subAP"] <= ours["subAP(p=0)"] + 1e-12)
@@ -174,9 +193,14 @@ def _reference_subap(qrels_topic, ranking, p):
         elif grade >= 1:
             r += 1
             lc = math.lgamma(nd + 1)
-            total += sum(math.exp(lc - math.lgamma(i + 1) - math.lgamma(nd - i + 1)
-                                  + i * math.log(p) + (nd - i) * math.log1p(-p)) * r / (r + n + i)
-                         for i in range(nd + 1))
+            total += sum(
+                math.exp(
+                    lc - math.lgamma(i + 1) - math.lgamma(nd - i + 1) + i * math.log(p) + (nd - i) * math.log1p(-p)
+                )
+                * r
+                / (r + n + i)
+                for i in range(nd + 1)
+            )
         elif grade >= 0:
             n += 1
     relevant = sum(g >= 1 for g in qrels_topic.values())
@@ -252,8 +276,13 @@ def _fixture_qrels(trec_eval_test, name):
     entries and grades up to 6."""
     if name != "qrels.123":
         return read_trec_qrels(trec_eval_test / name)
-    frame = pd.read_csv(trec_eval_test / name, sep=r"\s+", header=None,
-                        names=["query_id", "group", "doc_id", "relevance"], dtype={"query_id": str, "doc_id": str})
+    frame = pd.read_csv(
+        trec_eval_test / name,
+        sep=r"\s+",
+        header=None,
+        names=["query_id", "group", "doc_id", "relevance"],
+        dtype={"query_id": str, "doc_id": str},
+    )
     return frame[frame["group"] == 0].drop(columns="group").reset_index(drop=True)
 
 
@@ -290,10 +319,10 @@ def test_trec_eval_expected_output(trec_eval_test):
     ours = _ours({"STANDARD": run}, qrels, ["Bpref", "indAP@10", "subAP@100", "indAP"])
     for qid in ("301", "302", "303"):
         assert ours["Bpref"].loc[("STANDARD", qid)] == pytest.approx(float(expected[("bpref", qid)]), abs=5e-5)
-        assert ours["indAP@10"].loc[("STANDARD", qid)] == pytest.approx(
-            float(expected[("map_cut_10", qid)]), abs=5e-5)
+        assert ours["indAP@10"].loc[("STANDARD", qid)] == pytest.approx(float(expected[("map_cut_10", qid)]), abs=5e-5)
         assert ours["subAP@100"].loc[("STANDARD", qid)] == pytest.approx(
-            float(expected[("map_cut_100", qid)]), abs=5e-5)
+            float(expected[("map_cut_100", qid)]), abs=5e-5
+        )
     assert ours["Bpref"].mean() == pytest.approx(float(expected[("bpref", "all")]), abs=5e-5)
     assert ours["indAP"].mean() == pytest.approx(float(expected[("map", "all")]), abs=5e-5)
 
@@ -304,10 +333,14 @@ def test_trec_eval_bpref_bug_note(trec_eval_test):
     retrieved, "should be 0.5" under the corrected bpref (trec_eval ≥ 8), and the buggy old one gave 0."""
     text = (trec_eval_test / "bpref_bug.txt").read_text()
     assert "should be 0.5.  (= ((4 * (3/4)) + 2 * (0/4)) / 6)" in text
-    qrels = pd.DataFrame({"query_id": "1", "doc_id": [f"r{i}" for i in range(1, 7)] + [f"n{i}" for i in range(1, 5)],
-                          "relevance": [1] * 6 + [0] * 4})
-    run = pd.DataFrame({"query_id": "1", "doc_id": ["n1", "r1", "r2", "r3", "r4"],
-                        "score": [5.0, 4.0, 3.0, 2.0, 1.0]})
+    qrels = pd.DataFrame(
+        {
+            "query_id": "1",
+            "doc_id": [f"r{i}" for i in range(1, 7)] + [f"n{i}" for i in range(1, 5)],
+            "relevance": [1] * 6 + [0] * 4,
+        }
+    )
+    run = pd.DataFrame({"query_id": "1", "doc_id": ["n1", "r1", "r2", "r3", "r4"], "score": [5.0, 4.0, 3.0, 2.0, 1.0]})
     ours = _ours({"r": run}, qrels, ["Bpref", "Bpref(variant=paper)", "RankEff"])
     theirs = _pytrec(qrels, {"r": run}, ["bpref"])["r"]["1"]["bpref"]
     assert ours["Bpref"].iloc[0] == theirs == 0.5

@@ -1,6 +1,7 @@
 """GAP, xGAP and eGAP on real TREC data (TREC-COVID round 1, Robust04; skipped when ../shared/data is
 absent): one-hot g = e_k gives pytrec_eval's AP at relevance level k per query (condensed: pytrec_eval
 with judged documents only, i.e. trec_eval -J); eGAP = Σ_k g_k · AP_k."""
+
 import numpy as np
 import pytest
 
@@ -13,12 +14,12 @@ NAMES = ("GAP", "xGAP", "eGAP")
 
 def _dicts(qrels_frame, runs):
     qrels = {}
-    for q, d, r in zip(qrels_frame["query_id"], qrels_frame["doc_id"], qrels_frame["relevance"]):
+    for q, d, r in zip(qrels_frame["query_id"], qrels_frame["doc_id"], qrels_frame["relevance"], strict=True):
         qrels.setdefault(str(q), {})[str(d)] = int(r)
     run_dicts = {}
     for name, frame in runs.items():
         run = {}
-        for q, d, s in zip(frame["query_id"], frame["doc_id"], frame["score"].astype(float)):
+        for q, d, s in zip(frame["query_id"], frame["doc_id"], frame["score"].astype(float), strict=True):
             run.setdefault(str(q), {})[str(d)] = s
         run_dicts[name] = run
     return qrels, run_dicts
@@ -34,6 +35,7 @@ def _evaluate(data, variants, condensed_runs, extra=()):
     """Our values (one ``evaluate`` call) and pytrec_eval's, for the given ``(suffix, at, pytrec measure,
     judged_only)`` variants; judged-only variants use the runs in ``condensed_runs``."""
     import pytrec_eval
+
     runs, qrels_frame = data["runs"], data["qrels"]
     strings = list(extra)
     for suffix, at, _, _ in variants:
@@ -49,8 +51,9 @@ def _evaluate(data, variants, condensed_runs, extra=()):
         measures = {m for _, _, m, j in variants if j == judged_only}
         names = condensed_runs if judged_only else list(runs)
         for level in ONE_HOT:
-            evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level,
-                                                       judged_docs_only_flag=judged_only)
+            evaluator = pytrec_eval.RelevanceEvaluator(
+                qrels, measures, relevance_level=level, judged_docs_only_flag=judged_only
+            )
             reference[judged_only, level] = {n: evaluator.evaluate(run_dicts[n]) for n in names}
     return frame, ours, reference
 
@@ -77,7 +80,7 @@ def _check(ours, reference, suffix, at, pytrec_measure, judged_only):
 
 COVID_VARIANTS = [  # (suffix, cut-off, pytrec_eval measure, judged documents only)
     (")", "", "map", False),
-    (",unjudged=condensed)", "", "map", True),            # condense-then-cut = trec_eval -J + map_cut.k
+    (",unjudged=condensed)", "", "map", True),  # condense-then-cut = trec_eval -J + map_cut.k
     (",unjudged=condensed)", "@10", "map_cut_10", True),
 ]
 RANGE = ["GAP(g=0.2,0.8)", "xGAP(g=0.2,0.8)", "eGAP(g=0.2,0.8)", "GAP(g=0.2,0.8)@10"]

@@ -2,16 +2,16 @@
 
 Every test skips with a clear reason when the data are absent (fixtures of ``conftest.py``).
 """
+
+import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
 import pytrec_eval
+from conftest import pytrec_per_query
 
-import ir_measures
 import ir_incomplete
 from ir_incomplete import evaluate, read_trec_qrels, read_trec_run
-
-from conftest import pytrec_per_query
 
 OURS = ir_measures.providers.registry["ir_incomplete"]
 INFAP = ir_incomplete.infAP
@@ -23,14 +23,14 @@ INFAP_REL2 = ir_incomplete.infAP(rel=2)
 # ---------------------------------------------------------------------------------------------------------
 def qrels_dict(frame):
     out = {}
-    for q, d, r in zip(frame["query_id"].astype(str), frame["doc_id"].astype(str), frame["relevance"]):
+    for q, d, r in zip(frame["query_id"].astype(str), frame["doc_id"].astype(str), frame["relevance"], strict=True):
         out.setdefault(q, {})[d] = int(r)
     return out
 
 
 def run_dict(frame):
     out = {}
-    for q, d, s in zip(frame["query_id"].astype(str), frame["doc_id"].astype(str), frame["score"]):
+    for q, d, s in zip(frame["query_id"].astype(str), frame["doc_id"].astype(str), frame["score"], strict=True):
         out.setdefault(q, {})[d] = float(s)
     return out
 
@@ -87,8 +87,9 @@ def test_covid_fixture_is_complete(covid):
 def _check_covid(covid, covid_dicts, qrels_frame, measures_levels):
     qrels = qrels_dict(qrels_frame)
     ours_eval = OURS.evaluator([m for m, _ in measures_levels], qrels_frame)
-    theirs_evals = {m: pytrec_eval.RelevanceEvaluator(qrels, {"infAP"}, relevance_level=level)
-                    for m, level in measures_levels}
+    theirs_evals = {
+        m: pytrec_eval.RelevanceEvaluator(qrels, {"infAP"}, relevance_level=level) for m, level in measures_levels
+    }
     compared = 0
     for name, frame in covid["runs"].items():
         ours = ours_per_query(ours_eval, frame)
@@ -122,7 +123,7 @@ def test_covid_evaluate_all_runs_at_once_equals_provider(covid):
         expected = ours_per_query(ours_eval, covid["runs"][name])
         for measure in (INFAP, INFAP_REL2):
             got = frame[(frame["run"] == name) & (frame["measure"] == repr(measure))]
-            got = dict(zip(got["query_id"].astype(str), got["value"]))
+            got = dict(zip(got["query_id"].astype(str), got["value"], strict=True))
             assert got.keys() == expected[measure].keys()
             for qid, value in got.items():
                 assert value == pytest.approx(expected[measure][qid], abs=1e-12), (name, qid)
@@ -215,5 +216,5 @@ def test_trec_eval_expected_output(trec_eval_test):
     assert f"{float(frame['value'].iloc[0]):.4f}" == expected_all
 
     per_query = evaluate({"results.test": run_path}, qrels_path, ["infAP"])
-    got = {str(q): f"{v:.4f}" for q, v in zip(per_query["query_id"], per_query["value"])}
+    got = {str(q): f"{v:.4f}" for q, v in zip(per_query["query_id"], per_query["value"], strict=True)}
     assert got == {q: v for q, v in expected_q.items() if q != "all"}

@@ -3,18 +3,18 @@
 The round-1 qrels (a shallow pool) are the incomplete judgments; nDCG@10 on the complete qrels of topics
 1–30 is the reference (what ``examples/bootstrap_covid.py`` prints).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import pytrec_per_query
 from scipy.stats import kendalltau
 
 import ir_incomplete  # noqa: F401  (registers the measures)
 from ir_incomplete.data import Qrels, rank_runs
 from ir_incomplete.kernels import ndcg as K
 from ir_incomplete.measures.ndcg import BootNDCG, NDCGUpper
-
-from conftest import pytrec_per_query
 
 
 def naive_lower(ranked, judged, k=10):
@@ -33,14 +33,20 @@ def grid(ranked, judged, values):
 def covid_ranked(covid):
     round1 = Qrels.from_any(covid["qrels"])
     complete = Qrels.from_any(covid["complete"])
-    return {"round1": round1, "complete": complete,
-            "ranked": rank_runs(covid["runs"], round1), "ranked_complete": rank_runs(covid["runs"], complete)}
+    return {
+        "round1": round1,
+        "complete": complete,
+        "ranked": rank_runs(covid["runs"], round1),
+        "ranked_complete": rank_runs(covid["runs"], complete),
+    }
 
 
 def test_naive_lower_kernel_equals_pytrec_eval(covid, covid_ranked):
     names = sorted(covid["runs"])[::6]  # 24 runs
-    for qrels_key, ranked_key, frame in (("round1", "ranked", covid["qrels"]),
-                                         ("complete", "ranked_complete", covid["complete"])):
+    for qrels_key, ranked_key, frame in (
+        ("round1", "ranked", covid["qrels"]),
+        ("complete", "ranked_complete", covid["complete"]),
+    ):
         judged, ranked = covid_ranked[qrels_key], covid_ranked[ranked_key]
         ours = naive_lower(ranked, judged)
         for name in names:
@@ -85,8 +91,11 @@ def test_bit_identical_whatever_is_evaluated_together(covid, covid_ranked):
 def test_against_the_complete_judgments(covid_ranked):
     """The numbers ``examples/bootstrap_covid.py`` prints (seed 42, b = 1000), as measured."""
     judged, ranked = covid_ranked["round1"], covid_ranked["ranked"]
-    reference = grid(covid_ranked["ranked_complete"], covid_ranked["complete"],
-                     naive_lower(covid_ranked["ranked_complete"], covid_ranked["complete"]))
+    reference = grid(
+        covid_ranked["ranked_complete"],
+        covid_ranked["complete"],
+        naive_lower(covid_ranked["ranked_complete"], covid_ranked["complete"]),
+    )
     order = [list(covid_ranked["complete"].topic_ids).index(t) for t in judged.topic_ids]
     reference = reference[:, order]
     ref_system = reference.mean(axis=1)
@@ -94,8 +103,7 @@ def test_against_the_complete_judgments(covid_ranked):
     def score(values):
         per_query = grid(ranked, judged, values)
         system = per_query.mean(axis=1)
-        return (float(np.sqrt(np.mean((system - ref_system) ** 2))),
-                float(kendalltau(system, ref_system).statistic))
+        return (float(np.sqrt(np.mean((system - ref_system) ** 2))), float(kendalltau(system, ref_system).statistic))
 
     measured = {
         "naive lower": score(naive_lower(ranked, judged)),

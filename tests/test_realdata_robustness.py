@@ -1,4 +1,5 @@
 """Robustness toolkit on real TREC data (skips when ``../shared/data`` is absent)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,10 +26,11 @@ def test_covid_round1_kendall_tau_reproduces_leaderboard_study(covid):
     """143 TREC-COVID round-1 runs, round-1 vs complete judgments: τ 0.895 (MAP), 0.791 (bpref),
     0.946 (nDCG@10), the values measured with pytrec_eval."""
     example = _example("covid_round1")
-    table, shallow, deep = example.agreement_table(covid["runs"], covid["qrels"], covid["complete"],
-                                                   ["AP", "Bpref", "nDCG@10"])
+    table, shallow, deep = example.agreement_table(
+        covid["runs"], covid["qrels"], covid["complete"], ["AP", "Bpref", "nDCG@10"]
+    )
     assert len(shallow) == len(deep) == 143
-    taus = dict(zip(table["measure"], table["tau"]))
+    taus = dict(zip(table["measure"], table["tau"], strict=True))
     assert taus["AP"] == pytest.approx(0.895, abs=0.001)
     assert taus["Bpref"] == pytest.approx(0.791, abs=0.001)
     assert taus["nDCG@10"] == pytest.approx(0.946, abs=0.001)
@@ -53,8 +55,8 @@ def test_pool_order_on_real_runs_matches_rank_runs(covid):
     starts = np.searchsorted(sorted_keys, ranked.run_of_row * len(pool.topic_ids) + topic_code)
     for row in range(ranked.n_rows):
         n = ranked.lengths[row]
-        expected = ranked.doc_ids[ranked.row_starts[row]:ranked.row_starts[row] + n]
-        assert (sorted_docs[starts[row]:starts[row] + n] == expected).all()
+        expected = ranked.doc_ids[ranked.row_starts[row] : ranked.row_starts[row] + n]
+        assert (sorted_docs[starts[row] : starts[row] + n] == expected).all()
 
 
 def test_robust04_sample_counts(robust04):

@@ -1,4 +1,5 @@
 """Robustness toolkit: degradation rules, agreement statistics, studies, plots and the command line."""
+
 from __future__ import annotations
 
 import math
@@ -10,10 +11,25 @@ import pytest
 
 import ir_incomplete
 from ir_incomplete.data import Qrels, rank_runs
-from ir_incomplete.robustness import (RunPool, agreement, depth_pool, kendall_tau, leave_one_group_out,
-                                      mixed_pool, pearson, plot_robustness, plot_scatter, rmse,
-                                      robustness_study, round_half_up, sample_judgments, stratified_sample,
-                                      summarize, swap_rate, swap_rates)
+from ir_incomplete.robustness import (
+    RunPool,
+    agreement,
+    depth_pool,
+    kendall_tau,
+    leave_one_group_out,
+    mixed_pool,
+    pearson,
+    plot_robustness,
+    plot_scatter,
+    rmse,
+    robustness_study,
+    round_half_up,
+    sample_judgments,
+    stratified_sample,
+    summarize,
+    swap_rate,
+    swap_rates,
+)
 from ir_incomplete.robustness import study as study_module
 
 
@@ -27,7 +43,9 @@ def make_qrels(spec):
 
 
 def frame_rows(frame):
-    return sorted((str(q), str(d), int(r)) for q, d, r in zip(frame["query_id"], frame["doc_id"], frame["relevance"]))
+    return sorted(
+        (str(q), str(d), int(r)) for q, d, r in zip(frame["query_id"], frame["doc_id"], frame["relevance"], strict=True)
+    )
 
 
 def per_topic_counts(frame, condition):
@@ -70,7 +88,7 @@ def test_sample_fractions_per_topic():
     out = sample_judgments(qrels, 0.3, seed=1)
     # k = round_half_up(0.3 n): 10 → 3, 25 → 7.5 → 8, 7 → 2.1 → 2
     assert per_topic_counts(out, lambda r: r >= 0) == {"a": 3, "b": 8, "c": 2}
-    assert per_topic_counts(out, lambda r: r < 0) == {"a": 7, "b": 17, "c": 5}   # marked, not removed
+    assert per_topic_counts(out, lambda r: r < 0) == {"a": 7, "b": 17, "c": 5}  # marked, not removed
     original = {(q, d): g for q, d, g in frame_rows(qrels)}
     for q, d, g in frame_rows(out):
         assert g == -1 or g == original[(q, d)]
@@ -82,24 +100,24 @@ def test_sample_fractions_per_topic():
 
 def test_sample_small_fraction_keeps_at_least_min_relevant_docs():
     qrels = make_qrels({"a": [1] + [0] * 9})
-    out = sample_judgments(qrels, 0.01, seed=3, unjudged="drop")   # round(0.1) = 0 → raised to 1
+    out = sample_judgments(qrels, 0.01, seed=3, unjudged="drop")  # round(0.1) = 0 → raised to 1
     assert frame_rows(out) == [("a", "d000", 1)]
     assert len(sample_judgments(qrels, 0.01, seed=3, min_relevant=0, unjudged="drop")) == 0
 
 
 def test_sample_resamples_until_a_relevant_document_is_kept():
-    qrels = make_qrels({"a": [1] + [0] * 99, "z": [0] * 30})   # one relevant among 100; topic z has none
-    kept_relevant_free, kept_relevant_forced, others = 0, 0, set()
+    qrels = make_qrels({"a": [1] + [0] * 99, "z": [0] * 30})  # one relevant among 100; topic z has none
+    kept_relevant_free, others = 0, set()
     for seed in range(200):
         free = sample_judgments(qrels, 0.05, seed, min_relevant=0, unjudged="drop")
         forced = sample_judgments(qrels, 0.05, seed, unjudged="drop")
         kept_relevant_free += int(((free["query_id"] == "a") & (free["relevance"] == 1)).sum())
         a = forced[forced["query_id"] == "a"]
         assert len(a) == 5 and (a["relevance"] == 1).sum() == 1
-        assert len(forced[forced["query_id"] == "z"]) == 2          # drawn once, no relevant to find
+        assert len(forced[forced["query_id"] == "z"]) == 2  # drawn once, no relevant to find
         others.update(a.loc[a["relevance"] == 0, "doc_id"])
-    assert 1 <= kept_relevant_free <= 30          # expected 200 × 5 % = 10 without the rule
-    assert len(others) >= 80                      # the nonrelevant part is still a random draw
+    assert 1 <= kept_relevant_free <= 30  # expected 200 × 5 % = 10 without the rule
+    assert len(others) >= 80  # the nonrelevant part is still a random draw
 
 
 def test_sample_min_relevant_two():
@@ -115,7 +133,7 @@ def test_sample_is_seeded_and_independent_of_input_form_and_order():
     assert frame_rows(first) == frame_rows(sample_judgments(qrels, 0.5, seed=11))
     shuffled = qrels.sample(frac=1.0, random_state=5)
     assert frame_rows(first) == frame_rows(sample_judgments(shuffled, 0.5, seed=11))
-    as_dict = {q: dict(zip(g["doc_id"], g["relevance"])) for q, g in qrels.groupby("query_id")}
+    as_dict = {q: dict(zip(g["doc_id"], g["relevance"], strict=True)) for q, g in qrels.groupby("query_id")}
     assert frame_rows(first) == frame_rows(sample_judgments(as_dict, 0.5, seed=11))
     differs = [frame_rows(sample_judgments(qrels, 0.5, seed=s)) != frame_rows(first) for s in range(12, 20)]
     assert any(differs)
@@ -124,23 +142,32 @@ def test_sample_is_seeded_and_independent_of_input_form_and_order():
 def test_sample_full_fraction_is_the_qrels():
     qrels = make_qrels({"a": [1, 0, 2, -1], "b": [0, 1]})
     assert frame_rows(sample_judgments(qrels, 1.0, seed=0)) == frame_rows(qrels)
-    assert frame_rows(sample_judgments(qrels, 1.0, seed=0, unjudged="drop")) == \
-        [r for r in frame_rows(qrels) if r[2] >= 0]
+    assert frame_rows(sample_judgments(qrels, 1.0, seed=0, unjudged="drop")) == [
+        r for r in frame_rows(qrels) if r[2] >= 0
+    ]
 
 
 def test_stratified_rounding_and_minimums():
-    qrels = make_qrels({"a": [2] * 5 + [1] * 15 + [0] * 30,        # 10 %: 0.5→1, 1.5→2, 3 → raised to 10
-                        "b": [1] * 3 + [0] * 4,                    # 0.3→0 → 1 relevant; 0.4→0 → all 4 nonrel
-                        "c": [0] * 200 + [1] * 25})                # 20 → 20 nonrel; 2.5→3 rel
+    qrels = make_qrels(
+        {
+            "a": [2] * 5 + [1] * 15 + [0] * 30,  # 10 %: 0.5→1, 1.5→2, 3 → raised to 10
+            "b": [1] * 3 + [0] * 4,  # 0.3→0 → 1 relevant; 0.4→0 → all 4 nonrel
+            "c": [0] * 200 + [1] * 25,
+        }
+    )  # 20 → 20 nonrel; 2.5→3 rel
     out = stratified_sample(qrels, 0.1, seed=2, unjudged="drop")
     counts = out.groupby(["query_id", "relevance"]).size().to_dict()
-    assert counts == {("a", 0): 10, ("a", 1): 2, ("a", 2): 1, ("b", 0): 4, ("b", 1): 1,
-                      ("c", 0): 20, ("c", 1): 3}
+    assert counts == {("a", 0): 10, ("a", 1): 2, ("a", 2): 1, ("b", 0): 4, ("b", 1): 1, ("c", 0): 20, ("c", 1): 3}
     marked = stratified_sample(qrels, 0.1, seed=2)
     assert (marked["relevance"] == -1).sum() == len(qrels) - len(out)
     none = stratified_sample(qrels, 0.1, seed=2, min_relevant=0, min_nonrelevant=0, unjudged="drop")
     assert none.groupby(["query_id", "relevance"]).size().to_dict() == {
-        ("a", 0): 3, ("a", 1): 2, ("a", 2): 1, ("c", 0): 20, ("c", 1): 3}
+        ("a", 0): 3,
+        ("a", 1): 2,
+        ("a", 2): 1,
+        ("c", 0): 20,
+        ("c", 1): 3,
+    }
 
 
 def test_stratified_rel_level_two():
@@ -159,15 +186,39 @@ def test_stratified_rel_level_two():
 @pytest.fixture()
 def pool_example():
     runs = {
-        "A": pd.DataFrame([("1", "a", 3.0), ("1", "b", 2.0), ("1", "c", 2.0), ("1", "d", 1.0),
-                           ("2", "p", 1.0 + 1e-9), ("2", "q", 1.0), ("3", "k", 1.0)],
-                          columns=["query_id", "doc_id", "score"]),
-        "B": pd.DataFrame([("1", "x", 5.0), ("1", "b", 4.0), ("1", "a", 1.0), ("2", "r", 0.5)],
-                          columns=["query_id", "doc_id", "score"]),
+        "A": pd.DataFrame(
+            [
+                ("1", "a", 3.0),
+                ("1", "b", 2.0),
+                ("1", "c", 2.0),
+                ("1", "d", 1.0),
+                ("2", "p", 1.0 + 1e-9),
+                ("2", "q", 1.0),
+                ("3", "k", 1.0),
+            ],
+            columns=["query_id", "doc_id", "score"],
+        ),
+        "B": pd.DataFrame(
+            [("1", "x", 5.0), ("1", "b", 4.0), ("1", "a", 1.0), ("2", "r", 0.5)],
+            columns=["query_id", "doc_id", "score"],
+        ),
     }
-    qrels = pd.DataFrame([("1", "a", 1), ("1", "b", 0), ("1", "c", 1), ("1", "d", 1), ("1", "x", -1),
-                          ("1", "y", 1), ("2", "p", 1), ("2", "q", 0), ("2", "r", 1), ("2", "s", 0),
-                          ("4", "w", 1)], columns=["query_id", "doc_id", "relevance"])
+    qrels = pd.DataFrame(
+        [
+            ("1", "a", 1),
+            ("1", "b", 0),
+            ("1", "c", 1),
+            ("1", "d", 1),
+            ("1", "x", -1),
+            ("1", "y", 1),
+            ("2", "p", 1),
+            ("2", "q", 0),
+            ("2", "r", 1),
+            ("2", "s", 0),
+            ("4", "w", 1),
+        ],
+        columns=["query_id", "doc_id", "relevance"],
+    )
     return runs, qrels
 
 
@@ -176,22 +227,54 @@ def test_depth_pool_hand_built(pool_example):
     # run A, topic 1: a (3.0), then the tie b/c by doc id descending: c, b; then d. Run B: x, b, a.
     # topic 2: p and q tie in single precision → q before p (doc id descending); B: r.
     assert frame_rows(depth_pool(qrels, runs, 2)) == [
-        ("1", "a", 1), ("1", "b", 0), ("1", "c", 1), ("1", "x", -1), ("2", "p", 1), ("2", "q", 0), ("2", "r", 1)]
+        ("1", "a", 1),
+        ("1", "b", 0),
+        ("1", "c", 1),
+        ("1", "x", -1),
+        ("2", "p", 1),
+        ("2", "q", 0),
+        ("2", "r", 1),
+    ]
     assert frame_rows(depth_pool(qrels, runs, 2, unjudged="drop")) == [
-        ("1", "a", 1), ("1", "b", 0), ("1", "c", 1), ("2", "p", 1), ("2", "q", 0), ("2", "r", 1)]
+        ("1", "a", 1),
+        ("1", "b", 0),
+        ("1", "c", 1),
+        ("2", "p", 1),
+        ("2", "q", 0),
+        ("2", "r", 1),
+    ]
     assert frame_rows(depth_pool(qrels, runs, 1)) == [("1", "a", 1), ("1", "x", -1), ("2", "q", 0), ("2", "r", 1)]
     assert frame_rows(depth_pool(qrels, runs, 1, score_precision="float64")) == [
-        ("1", "a", 1), ("1", "x", -1), ("2", "p", 1), ("2", "r", 1)]
+        ("1", "a", 1),
+        ("1", "x", -1),
+        ("2", "p", 1),
+        ("2", "r", 1),
+    ]
     # the whole runs: y, s (never retrieved) and topic 4 (no run) leave
     assert frame_rows(depth_pool(qrels, runs, 1000, unjudged="drop")) == [
-        ("1", "a", 1), ("1", "b", 0), ("1", "c", 1), ("1", "d", 1), ("2", "p", 1), ("2", "q", 0), ("2", "r", 1)]
+        ("1", "a", 1),
+        ("1", "b", 0),
+        ("1", "c", 1),
+        ("1", "d", 1),
+        ("2", "p", 1),
+        ("2", "q", 0),
+        ("2", "r", 1),
+    ]
 
 
 def test_run_pool_listing(pool_example):
     runs, _ = pool_example
     pool = RunPool(runs)
     assert sorted(map(tuple, pool.pool(2).to_numpy().tolist())) == [
-        ("1", "a"), ("1", "b"), ("1", "c"), ("1", "x"), ("2", "p"), ("2", "q"), ("2", "r"), ("3", "k")]
+        ("1", "a"),
+        ("1", "b"),
+        ("1", "c"),
+        ("1", "x"),
+        ("2", "p"),
+        ("2", "q"),
+        ("2", "r"),
+        ("3", "k"),
+    ]
     assert sorted(map(tuple, pool.pool(1, runs=["A"]).to_numpy().tolist())) == [("1", "a"), ("2", "q"), ("3", "k")]
     with pytest.raises(ValueError, match="'C'.*choices: A, B"):
         pool.pool(1, runs=["C"])
@@ -208,16 +291,16 @@ def test_run_pool_order_is_trec_eval_order():
         rows = []
         for t in range(8):
             docs = rng.permutation(30)[:25]
-            base = np.round(rng.random(25) * 4) / 4          # many exact ties
+            base = np.round(rng.random(25) * 4) / 4  # many exact ties
             base[:4] = 0.5 + np.array([0.0, 1e-10, 2e-10, 3e-10])  # ties only in single precision
-            rows += [(f"q{t}", f"doc{d}", float(s)) for d, s in zip(docs, base)]
+            rows += [(f"q{t}", f"doc{d}", float(s)) for d, s in zip(docs, base, strict=True)]
         runs[f"r{r}"] = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
     ranked = rank_runs(runs, Qrels.from_any(pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])))
     pool = RunPool(runs)
     for row in range(ranked.n_rows):
         run_no, topic = ranked.run_of_row[row], ranked.qrels.topic_ids[ranked.topic_of_row[row]]
         start = ranked.row_starts[row]
-        expected = list(ranked.doc_ids[start:start + ranked.lengths[row]])
+        expected = list(ranked.doc_ids[start : start + ranked.lengths[row]])
         sel = (pool.run == run_no) & (pool.topic_ids[pool.topic] == topic)
         got = pool.doc_ids[pool.doc[sel]][np.argsort(pool.rank[sel])]
         assert list(got) == expected
@@ -225,44 +308,80 @@ def test_run_pool_order_is_trec_eval_order():
 
 def test_mixed_pool():
     qrels = make_qrels({"1": [1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]})
-    runs = {"A": pd.DataFrame([("1", "d000", 3.0), ("1", "d001", 2.0), ("1", "nojudge", 1.0)],
-                              columns=["query_id", "doc_id", "score"]),
-            "B": pd.DataFrame([("1", "d002", 3.0), ("1", "d000", 2.0)], columns=["query_id", "doc_id", "score"])}
-    base = {"d000", "d001", "d002"}        # depth-2 pool: 3 judged documents
+    runs = {
+        "A": pd.DataFrame(
+            [("1", "d000", 3.0), ("1", "d001", 2.0), ("1", "nojudge", 1.0)], columns=["query_id", "doc_id", "score"]
+        ),
+        "B": pd.DataFrame([("1", "d002", 3.0), ("1", "d000", 2.0)], columns=["query_id", "doc_id", "score"]),
+    }
+    base = {"d000", "d001", "d002"}  # depth-2 pool: 3 judged documents
     out = mixed_pool(qrels, runs, 2, 1.0, seed=4)
     kept = out[out["relevance"] >= 0]
-    assert base <= set(kept["doc_id"]) and len(kept) == 6          # 3 + round(1.0 · 3)
-    assert (out["relevance"] == -1).sum() == 14                     # the rest of the full pool stays, unjudged
+    assert base <= set(kept["doc_id"]) and len(kept) == 6  # 3 + round(1.0 · 3)
+    assert (out["relevance"] == -1).sum() == 14  # the rest of the full pool stays, unjudged
     assert len(mixed_pool(qrels, runs, 2, 1.0, seed=4, unjudged="drop")) == 6
-    assert len(mixed_pool(qrels, runs, 2, 0.5, seed=4, unjudged="drop")) == 5    # 1.5 → 2 extra
+    assert len(mixed_pool(qrels, runs, 2, 0.5, seed=4, unjudged="drop")) == 5  # 1.5 → 2 extra
     assert set(mixed_pool(qrels, runs, 2, 0, seed=4, unjudged="drop")["doc_id"]) == base
-    assert len(mixed_pool(qrels, runs, 2, 10, seed=4, unjudged="drop")) == 20    # capped: everything
-    extras = {frozenset(mixed_pool(qrels, runs, 2, 1.0, seed=s, unjudged="drop")["doc_id"]) - base
-              for s in range(10)}
+    assert len(mixed_pool(qrels, runs, 2, 10, seed=4, unjudged="drop")) == 20  # capped: everything
+    extras = {frozenset(mixed_pool(qrels, runs, 2, 1.0, seed=s, unjudged="drop")["doc_id"]) - base for s in range(10)}
     assert len(extras) > 1
 
 
 def test_leave_one_group_out_two_groups():
-    runs = {"A1": pd.DataFrame([("1", "d1", 2.0), ("1", "d2", 1.0), ("2", "e1", 1.0)],
-                               columns=["query_id", "doc_id", "score"]),
-            "A2": pd.DataFrame([("1", "d2", 2.0), ("1", "d3", 1.0), ("1", "d9", 0.5)],
-                               columns=["query_id", "doc_id", "score"]),
-            "B1": pd.DataFrame([("1", "d3", 2.0), ("1", "d4", 1.0), ("1", "d1", 0.1), ("2", "e2", 1.0)],
-                               columns=["query_id", "doc_id", "score"])}
+    runs = {
+        "A1": pd.DataFrame(
+            [("1", "d1", 2.0), ("1", "d2", 1.0), ("2", "e1", 1.0)], columns=["query_id", "doc_id", "score"]
+        ),
+        "A2": pd.DataFrame(
+            [("1", "d2", 2.0), ("1", "d3", 1.0), ("1", "d9", 0.5)], columns=["query_id", "doc_id", "score"]
+        ),
+        "B1": pd.DataFrame(
+            [("1", "d3", 2.0), ("1", "d4", 1.0), ("1", "d1", 0.1), ("2", "e2", 1.0)],
+            columns=["query_id", "doc_id", "score"],
+        ),
+    }
     groups = {"A1": "A", "A2": "A", "B1": "B"}
-    qrels = pd.DataFrame([("1", "d1", 1), ("1", "d2", 0), ("1", "d3", 1), ("1", "d4", 0), ("1", "d5", 1),
-                          ("1", "d9", -1), ("2", "e1", 1), ("2", "e2", 0)], columns=["query_id", "doc_id", "relevance"])
+    qrels = pd.DataFrame(
+        [
+            ("1", "d1", 1),
+            ("1", "d2", 0),
+            ("1", "d3", 1),
+            ("1", "d4", 0),
+            ("1", "d5", 1),
+            ("1", "d9", -1),
+            ("2", "e1", 1),
+            ("2", "e2", 0),
+        ],
+        columns=["query_id", "doc_id", "relevance"],
+    )
     # depth 2: group A pools d1, d2, d3 (topic 1) and e1; group B pools d3, d4 and e2 (d1 is B1's 3rd)
     assert frame_rows(leave_one_group_out(qrels, runs, groups, "A", 2)) == [
-        ("1", "d3", 1), ("1", "d4", 0), ("1", "d5", 1), ("1", "d9", -1), ("2", "e2", 0)]
+        ("1", "d3", 1),
+        ("1", "d4", 0),
+        ("1", "d5", 1),
+        ("1", "d9", -1),
+        ("2", "e2", 0),
+    ]
     assert frame_rows(leave_one_group_out(qrels, runs, groups, "B", 2)) == [
-        ("1", "d1", 1), ("1", "d2", 0), ("1", "d3", 1), ("1", "d5", 1), ("1", "d9", -1), ("2", "e1", 1)]
+        ("1", "d1", 1),
+        ("1", "d2", 0),
+        ("1", "d3", 1),
+        ("1", "d5", 1),
+        ("1", "d9", -1),
+        ("2", "e1", 1),
+    ]
     # whole rankings: B1 also retrieved d1, so d1 stays when A leaves; d9 (A2 only) leaves
     assert frame_rows(leave_one_group_out(qrels, runs, groups, "A", None, unjudged="drop")) == [
-        ("1", "d1", 1), ("1", "d3", 1), ("1", "d4", 0), ("1", "d5", 1), ("2", "e2", 0)]
+        ("1", "d1", 1),
+        ("1", "d3", 1),
+        ("1", "d4", 0),
+        ("1", "d5", 1),
+        ("2", "e2", 0),
+    ]
     series = pd.Series(groups)
-    assert frame_rows(leave_one_group_out(qrels, runs, series, "A", 2)) == \
-        frame_rows(leave_one_group_out(qrels, runs, groups, "A", 2))
+    assert frame_rows(leave_one_group_out(qrels, runs, series, "A", 2)) == frame_rows(
+        leave_one_group_out(qrels, runs, groups, "A", 2)
+    )
     with pytest.raises(ValueError, match="group='C'.*choices: A, B"):
         leave_one_group_out(qrels, runs, groups, "C", 2)
     with pytest.raises(ValueError, match=r"no group for runs \['B1'\]"):
@@ -277,8 +396,9 @@ def test_minus_one_marking_keeps_input_negatives_and_feeds_pool_aware_measures()
     assert not dropped["doc_id"].isin(["d008", "d009"]).any()
     assert (marked["relevance"] == -1).sum() == 10 - len(dropped)
     # infAP counts the marked documents as pooled (d); AP treats them as nonrelevant either way
-    run = pd.DataFrame({"query_id": "q", "doc_id": [f"d{i:03d}" for i in range(10)][::-1],
-                        "score": np.arange(10, 0, -1, dtype=float)})
+    run = pd.DataFrame(
+        {"query_id": "q", "doc_id": [f"d{i:03d}" for i in range(10)][::-1], "score": np.arange(10, 0, -1, dtype=float)}
+    )
     with_marks = ir_incomplete.evaluate({"r": run}, marked, ["AP", "infAP"], per_query=False)
     without = ir_incomplete.evaluate({"r": run}, dropped, ["AP", "infAP"], per_query=False)
     assert with_marks["value"].iloc[0] == pytest.approx(without["value"].iloc[0], abs=1e-12)
@@ -299,19 +419,25 @@ def test_inputs_are_not_mutated(pool_example):
         pd.testing.assert_frame_equal(runs[k], r0[k])
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda q, r: sample_judgments(q, 0, 1), "fraction=0.0 is out of range"),
-    (lambda q, r: sample_judgments(q, 1.5, 1), "fraction=1.5 is out of range"),
-    (lambda q, r: sample_judgments(q, "half", 1), "fraction='half' is not a number"),
-    (lambda q, r: sample_judgments(q, 0.5, 1, unjudged="keep"), "unjudged='keep' is not valid; choices: mark, drop"),
-    (lambda q, r: sample_judgments(q, 0.5, 1, min_relevant=-1), "min_relevant=-1 is out of range"),
-    (lambda q, r: sample_judgments(q, 0.5, "abc"), "seed='abc' is not a valid seed"),
-    (lambda q, r: stratified_sample(q, 0.5, 1, min_nonrelevant=1.5), "min_nonrelevant=1.5 is not an integer"),
-    (lambda q, r: depth_pool(q, r, 0), "depth=0 is out of range"),
-    (lambda q, r: depth_pool(q, r, 2, score_precision="half"), "score_precision='half' is not valid"),
-    (lambda q, r: mixed_pool(q, r, 2, -1, 1), "extra=-1 is not valid"),
-    (lambda q, r: leave_one_group_out(q, r, ["A"], "A", 2), "groups must map run names"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda q, r: sample_judgments(q, 0, 1), "fraction=0.0 is out of range"),
+        (lambda q, r: sample_judgments(q, 1.5, 1), "fraction=1.5 is out of range"),
+        (lambda q, r: sample_judgments(q, "half", 1), "fraction='half' is not a number"),
+        (
+            lambda q, r: sample_judgments(q, 0.5, 1, unjudged="keep"),
+            "unjudged='keep' is not valid; choices: mark, drop",
+        ),
+        (lambda q, r: sample_judgments(q, 0.5, 1, min_relevant=-1), "min_relevant=-1 is out of range"),
+        (lambda q, r: sample_judgments(q, 0.5, "abc"), "seed='abc' is not a valid seed"),
+        (lambda q, r: stratified_sample(q, 0.5, 1, min_nonrelevant=1.5), "min_nonrelevant=1.5 is not an integer"),
+        (lambda q, r: depth_pool(q, r, 0), "depth=0 is out of range"),
+        (lambda q, r: depth_pool(q, r, 2, score_precision="half"), "score_precision='half' is not valid"),
+        (lambda q, r: mixed_pool(q, r, 2, -1, 1), "extra=-1 is not valid"),
+        (lambda q, r: leave_one_group_out(q, r, ["A"], "A", 2), "groups must map run names"),
+    ],
+)
 def test_degrade_validation(pool_example, call, message):
     runs, qrels = pool_example
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -328,9 +454,10 @@ def test_agreement_statistics():
     assert pearson([1, 2, 3], [1, 3, 2]) == pytest.approx(0.5)
     assert rmse([0, 0], [3, 4]) == pytest.approx(math.sqrt(12.5))
     x = pd.Series({"a": 0.1, "b": 0.2, "c": 0.3})
-    y = pd.Series({"c": 0.3, "a": 0.1, "b": 0.25})       # aligned by run name, not position
-    assert agreement(x, y) == pytest.approx({"tau": 1.0, "pearson": pearson([.1, .2, .3], [.1, .25, .3]),
-                                             "rmse": math.sqrt(0.05 ** 2 / 3)})
+    y = pd.Series({"c": 0.3, "a": 0.1, "b": 0.25})  # aligned by run name, not position
+    assert agreement(x, y) == pytest.approx(
+        {"tau": 1.0, "pearson": pearson([0.1, 0.2, 0.3], [0.1, 0.25, 0.3]), "rmse": math.sqrt(0.05**2 / 3)}
+    )
     assert math.isnan(pearson([1, 1, 1], [1, 2, 3]))
     with pytest.raises(ValueError, match="different runs"):
         kendall_tau(x, pd.Series({"a": 1.0, "b": 2.0, "d": 3.0}))
@@ -341,17 +468,22 @@ def test_agreement_statistics():
 def test_swap_rates_disjoint_topic_sets():
     # run A beats B by 1 on topics t0, t1 and loses by 1 on t2, t3. Two disjoint sets of 2 topics cover
     # all 4, so d2 = -d1: a swap whenever d1 != 0, i.e. when one set is {t0, t1} (probability 1/3).
-    per_topic = pd.DataFrame({"run": ["A"] * 4 + ["B"] * 4, "query_id": ["t0", "t1", "t2", "t3"] * 2,
-                              "value": [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0]})
+    per_topic = pd.DataFrame(
+        {
+            "run": ["A"] * 4 + ["B"] * 4,
+            "query_id": ["t0", "t1", "t2", "t3"] * 2,
+            "value": [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0],
+        }
+    )
     table = swap_rates(per_topic, 2, trials=3000, seed=1)
     assert table["comparisons"].sum() == 3000
-    by_bin = {round(b, 2): row for b, row in zip(table["bin_low"], table.itertuples())}
-    assert by_bin[0.0].swaps == 0                       # d1 = 0: no swap
-    assert by_bin[1.0].swap_rate == 1.0                 # |d1| = 1: always swapped
+    by_bin = {round(b, 2): row for b, row in zip(table["bin_low"], table.itertuples(), strict=True)}
+    assert by_bin[0.0].swaps == 0  # d1 = 0: no swap
+    assert by_bin[1.0].swap_rate == 1.0  # |d1| = 1: always swapped
     assert by_bin[1.0].comparisons / 3000 == pytest.approx(1 / 3, abs=0.03)
     assert swap_rate(per_topic, 2, trials=3000, seed=1) == pytest.approx(1 / 3, abs=0.03)
     assert swap_rate(per_topic, 2, trials=3000, seed=1, min_difference=0.5) == 1.0
-    consistent = per_topic.assign(value=[1.0, 0.9, 0.8, 0.7, 0.0, 0.1, 0.2, 0.3])   # A always better
+    consistent = per_topic.assign(value=[1.0, 0.9, 0.8, 0.7, 0.0, 0.1, 0.2, 0.3])  # A always better
     assert swap_rate(consistent, 2, trials=200, seed=0) == 0.0
     with pytest.raises(ValueError, match="needs 2 × 3 = 6 topics"):
         swap_rates(per_topic, 3)
@@ -377,8 +509,9 @@ def test_study_full_level_agrees_with_itself(small_collection):
 
 def test_study_cells_match_direct_evaluation(small_collection):
     runs, qrels = small_collection
-    result = robustness_study(runs, qrels, MEASURES, levels=[0.2, 0.5], repeats=2, seed=9, reference="AP",
-                              progress=False)
+    result = robustness_study(
+        runs, qrels, MEASURES, levels=[0.2, 0.5], repeats=2, seed=9, reference="AP", progress=False
+    )
     full_ap = ir_incomplete.evaluate(runs, qrels, ["AP"], per_query=False).set_index("run")["value"]
     for li, level in enumerate([0.2, 0.5]):
         for r in range(2):
@@ -386,8 +519,9 @@ def test_study_cells_match_direct_evaluation(small_collection):
             direct = ir_incomplete.evaluate(runs, degraded, MEASURES, per_query=False)
             for m in MEASURES:
                 est = direct[direct["measure"] == m].set_index("run")["value"]
-                row = result.stats[(result.stats["measure"] == m) & (result.stats["level"] == level)
-                                   & (result.stats["repeat"] == r)].iloc[0]
+                row = result.stats[
+                    (result.stats["measure"] == m) & (result.stats["level"] == level) & (result.stats["repeat"] == r)
+                ].iloc[0]
                 assert row["tau"] == pytest.approx(kendall_tau(full_ap, est))
                 assert row["pearson"] == pytest.approx(pearson(full_ap, est))
                 assert row["rmse"] == pytest.approx(rmse(full_ap, est))
@@ -430,8 +564,7 @@ def test_study_with_dask(small_collection):
     distributed = pytest.importorskip("dask.distributed")
     runs, qrels = small_collection
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as client:
-        remote = robustness_study(runs, qrels, ["AP"], levels=[0.5], repeats=2, seed=5, progress=False,
-                                  client=client)
+        remote = robustness_study(runs, qrels, ["AP"], levels=[0.5], repeats=2, seed=5, progress=False, client=client)
     local = robustness_study(runs, qrels, ["AP"], levels=[0.5], repeats=2, seed=5, progress=False)
     pd.testing.assert_frame_equal(local.stats, remote.stats)
 
@@ -439,33 +572,44 @@ def test_study_with_dask(small_collection):
 def test_study_pool_methods(small_collection):
     runs, qrels = small_collection
     depth = robustness_study(runs, qrels, ["AP"], method="depth", levels=[1, 5], repeats=10, progress=False)
-    assert depth.stats["repeat"].tolist() == [0, 0]         # deterministic: one repeat
+    assert depth.stats["repeat"].tolist() == [0, 0]  # deterministic: one repeat
     degraded = depth_pool(qrels, runs, 5)
     est = ir_incomplete.evaluate(runs, degraded, ["AP"], per_query=False).set_index("run")["value"]
     full = ir_incomplete.evaluate(runs, qrels, ["AP"], per_query=False).set_index("run")["value"]
     assert depth.stats.iloc[1]["rmse"] == pytest.approx(rmse(full, est))
     groups = {"run0": "g1", "run1": "g1", "run2": "g2", "run3": "g3", "run4": "g3"}
-    logo = robustness_study(runs, qrels, ["AP"], method="logo", progress=False,
-                            options={"groups": groups, "depth": 3})
+    logo = robustness_study(runs, qrels, ["AP"], method="logo", progress=False, options={"groups": groups, "depth": 3})
     assert logo.stats["level"].tolist() == ["g1", "g2", "g3"]
-    est = ir_incomplete.evaluate(runs, leave_one_group_out(qrels, runs, groups, "g2", 3), ["AP"],
-                                 per_query=False).set_index("run")["value"]
+    est = ir_incomplete.evaluate(
+        runs, leave_one_group_out(qrels, runs, groups, "g2", 3), ["AP"], per_query=False
+    ).set_index("run")["value"]
     assert logo.stats.iloc[1]["tau"] == pytest.approx(kendall_tau(full, est))
-    mixed = robustness_study(runs, qrels, ["AP"], method="mixed", levels=[2], repeats=2, progress=False,
-                             options={"extra": 0.5, "pool_runs": ["run0", "run1"]})
+    mixed = robustness_study(
+        runs,
+        qrels,
+        ["AP"],
+        method="mixed",
+        levels=[2],
+        repeats=2,
+        progress=False,
+        options={"extra": 0.5, "pool_runs": ["run0", "run1"]},
+    )
     assert len(mixed.stats) == 2
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(method="random"), "method='random' is not valid; choices: sample, stratified, depth, mixed, logo"),
-    (dict(levels=[0]), "levels=0.0 is out of range"),
-    (dict(method="depth", levels=[0.5]), "levels=0.5 is not an integer"),
-    (dict(options={"extra": 1}), r"options \['extra'\] do not apply to method='sample'"),
-    (dict(method="logo"), "needs options="),
-    (dict(n_jobs=0), "n_jobs=0 is not valid"),
-    (dict(repeats=0), "repeats=0 is out of range"),
-    (dict(method="depth", options={"pool_runs": ["nope"]}), "pool_runs.*nope"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(method="random"), "method='random' is not valid; choices: sample, stratified, depth, mixed, logo"),
+        (dict(levels=[0]), "levels=0.0 is out of range"),
+        (dict(method="depth", levels=[0.5]), "levels=0.5 is not an integer"),
+        (dict(options={"extra": 1}), r"options \['extra'\] do not apply to method='sample'"),
+        (dict(method="logo"), "needs options="),
+        (dict(n_jobs=0), "n_jobs=0 is not valid"),
+        (dict(repeats=0), "repeats=0 is out of range"),
+        (dict(method="depth", options={"pool_runs": ["nope"]}), "pool_runs.*nope"),
+    ],
+)
 def test_study_validation(small_collection, kwargs, message):
     runs, qrels = small_collection
     with pytest.raises(ValueError, match=message):
@@ -484,9 +628,9 @@ def test_study_needs_two_runs(small_collection):
 def test_plot_robustness_curves(tmp_path, small_collection):
     pytest.importorskip("matplotlib")
     from matplotlib.figure import Figure
+
     runs, qrels = small_collection
-    result = robustness_study(runs, qrels, ["AP", "infAP"], levels=[0.2, 0.5, 1.0], repeats=2, seed=3,
-                              progress=False)
+    result = robustness_study(runs, qrels, ["AP", "infAP"], levels=[0.2, 0.5, 1.0], repeats=2, seed=3, progress=False)
     path = tmp_path / "tau.png"
     fig = plot_robustness(result.stats, "tau", path=path)
     assert isinstance(fig, Figure)
@@ -523,30 +667,54 @@ def test_plot_scatter(tmp_path):
 def _write_collection(tmp_path, runs, qrels):
     qrels_path = tmp_path / "qrels.txt"
     with open(qrels_path, "w") as handle:
-        for q, d, r in zip(qrels["query_id"], qrels["doc_id"], qrels["relevance"]):
+        for q, d, r in zip(qrels["query_id"], qrels["doc_id"], qrels["relevance"], strict=True):
             handle.write(f"{q} 0 {d} {r}\n")
     run_dir = tmp_path / "runs"
     run_dir.mkdir()
     for name, run in runs.items():
         with open(run_dir / name, "w") as handle:
-            for i, (q, d, s) in enumerate(zip(run["query_id"], run["doc_id"], run["score"])):
+            for i, (q, d, s) in enumerate(zip(run["query_id"], run["doc_id"], run["score"], strict=True)):
                 handle.write(f"{q} Q0 {d} {i} {s!r} {name}\n")
     return qrels_path, run_dir
 
 
 def test_cli_writes_csv_and_png(tmp_path, small_collection, capsys):
     from ir_incomplete.robustness.cli import main
+
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
     out = tmp_path / "out"
-    code = main(["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "infAP", "Bpref",
-                 "--method", "sample", "--levels", "0.3,1", "--repeats", "2", "--seed", "4", "--reference", "AP",
-                 "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "--qrels",
+            str(qrels_path),
+            "--runs",
+            str(run_dir),
+            "--measures",
+            "AP",
+            "infAP",
+            "Bpref",
+            "--method",
+            "sample",
+            "--levels",
+            "0.3,1",
+            "--repeats",
+            "2",
+            "--seed",
+            "4",
+            "--reference",
+            "AP",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     stats = pd.read_csv(out / "stats.csv")
     assert len(stats) == 3 * 2 * 2
-    direct = robustness_study(runs, qrels, ["AP", "infAP", "Bpref"], levels=[0.3, 1.0], repeats=2, seed=4,
-                              reference="AP", progress=False).stats
+    direct = robustness_study(
+        runs, qrels, ["AP", "infAP", "Bpref"], levels=[0.3, 1.0], repeats=2, seed=4, reference="AP", progress=False
+    ).stats
     np.testing.assert_allclose(stats["tau"].to_numpy(), direct["tau"].to_numpy())
     np.testing.assert_allclose(stats["rmse"].to_numpy(), direct["rmse"].to_numpy(), rtol=1e-9)
     for name in ("summary.csv", "scores.csv", "reference.csv", "robustness_tau.png", "robustness_rmse.png"):
@@ -557,30 +725,66 @@ def test_cli_writes_csv_and_png(tmp_path, small_collection, capsys):
 
 def test_cli_logo_with_groups_file(tmp_path, small_collection):
     from ir_incomplete.robustness.cli import main
+
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
     groups = tmp_path / "groups.csv"
     groups.write_text("run,team\nrun0,g1\nrun1,g1\nrun2,g2\nrun3,g2\nrun4,g3\n")
-    code = main(["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "--method", "logo",
-                 "--groups", str(groups), "--group-column", "team", "--pool-depth", "5", "--out",
-                 str(tmp_path / "o"), "--no-progress", "--no-plots"])
+    code = main(
+        [
+            "--qrels",
+            str(qrels_path),
+            "--runs",
+            str(run_dir),
+            "--measures",
+            "AP",
+            "--method",
+            "logo",
+            "--groups",
+            str(groups),
+            "--group-column",
+            "team",
+            "--pool-depth",
+            "5",
+            "--out",
+            str(tmp_path / "o"),
+            "--no-progress",
+            "--no-plots",
+        ]
+    )
     assert code == 0
     assert pd.read_csv(tmp_path / "o" / "stats.csv")["level"].tolist() == ["g1", "g2", "g3"]
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--method", "random"], "invalid choice: 'random'"),
-    (["--levels", "a,b"], "--levels: 'a' is not a fraction"),
-    (["--method", "logo"], "--method logo needs --groups"),
-    (["--extra", "1"], "--extra does not apply to --method sample"),
-    (["--levels", "2"], "levels=2.0 is out of range"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--method", "random"], "invalid choice: 'random'"),
+        (["--levels", "a,b"], "--levels: 'a' is not a fraction"),
+        (["--method", "logo"], "--method logo needs --groups"),
+        (["--extra", "1"], "--extra does not apply to --method sample"),
+        (["--levels", "2"], "levels=2.0 is out of range"),
+    ],
+)
 def test_cli_usage_errors(tmp_path, small_collection, capsys, extra, message):
     from ir_incomplete.robustness.cli import main
+
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
-    code = main(["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "--out",
-                 str(tmp_path / "o"), "--no-progress"] + extra)
+    code = main(
+        [
+            "--qrels",
+            str(qrels_path),
+            "--runs",
+            str(run_dir),
+            "--measures",
+            "AP",
+            "--out",
+            str(tmp_path / "o"),
+            "--no-progress",
+        ]
+        + extra
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and "ir_incomplete robustness: error:" in err
@@ -588,12 +792,27 @@ def test_cli_usage_errors(tmp_path, small_collection, capsys, extra, message):
 
 def test_cli_missing_qrels(tmp_path, capsys):
     from ir_incomplete.robustness.cli import main
-    assert main(["--qrels", str(tmp_path / "none.txt"), "--runs", str(tmp_path), "--measures", "AP",
-                 "--out", str(tmp_path / "o")]) == 2
+
+    assert (
+        main(
+            [
+                "--qrels",
+                str(tmp_path / "none.txt"),
+                "--runs",
+                str(tmp_path),
+                "--measures",
+                "AP",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     assert "--qrels: no such file" in capsys.readouterr().err
 
 
 def test_cli_help_returns_zero(capsys):
     from ir_incomplete.robustness.cli import main
+
     assert main(["--help"]) == 0
     assert "--method {sample,stratified,depth,mixed,logo}" in capsys.readouterr().out

@@ -1,15 +1,16 @@
 """Bad input gets a clear error that names the problem (also under ``python -O``); inputs stay unchanged."""
+
 import copy
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
 
-import ir_measures
 import ir_incomplete
 from ir_incomplete import evaluate
 from ir_incomplete.grammar import parse
@@ -18,15 +19,19 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def qrels_frame():
-    return pd.DataFrame({"query_id": ["q1", "q1", "q1", "q2", "q2"],
-                         "doc_id": ["a", "b", "c", "a", "d"],
-                         "relevance": [1, 0, -1, 2, 0]})
+    return pd.DataFrame(
+        {"query_id": ["q1", "q1", "q1", "q2", "q2"], "doc_id": ["a", "b", "c", "a", "d"], "relevance": [1, 0, -1, 2, 0]}
+    )
 
 
 def run_frame():
-    return pd.DataFrame({"query_id": ["q1", "q1", "q1", "q2", "q2", "q2"],
-                         "doc_id": ["a", "b", "x", "d", "a", "y"],
-                         "score": [3.0, 2.0, 1.0, 5.0, 4.0, 4.0]})
+    return pd.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q1", "q2", "q2", "q2"],
+            "doc_id": ["a", "b", "x", "d", "a", "y"],
+            "score": [3.0, 2.0, 1.0, 5.0, 4.0, 4.0],
+        }
+    )
 
 
 def _frames_for_all_doors():
@@ -170,8 +175,9 @@ def test_duplicate_judgment_in_qrels(door):
 # ---------------------------------------------------------------------------------------------------------
 # measures and options
 # ---------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("parser", [parse, ir_measures.parse_measure,
-                                    lambda s: evaluate(run_frame(), qrels_frame(), [s])])
+@pytest.mark.parametrize(
+    "parser", [parse, ir_measures.parse_measure, lambda s: evaluate(run_frame(), qrels_frame(), [s])]
+)
 def test_unknown_measure(parser):
     with pytest.raises(NameError) as info:
         parser("infAPP(c=1.5)")
@@ -179,8 +185,15 @@ def test_unknown_measure(parser):
     assert "infAP" in str(info.value).replace("'infAPP'", "")  # the valid name is suggested/listed
 
 
-@pytest.mark.parametrize("make", [lambda: parse("infAP(cc=1)"), lambda: ir_measures.parse_measure("infAP(cc=1)"),
-                                  lambda: ir_incomplete.infAP(cc=1), lambda: ir_measures.infAP(cc=1)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: parse("infAP(cc=1)"),
+        lambda: ir_measures.parse_measure("infAP(cc=1)"),
+        lambda: ir_incomplete.infAP(cc=1),
+        lambda: ir_measures.infAP(cc=1),
+    ],
+)
 def test_unknown_parameter(make):
     with pytest.raises(ValueError) as info:
         make()
@@ -191,18 +204,21 @@ def test_unknown_parameter(make):
     assert {"rel", "c", "eps", "variant", "cutoff"} <= {w.strip(" ,()@k") for w in valid.split(",")}
 
 
-@pytest.mark.parametrize("text,param,allowed", [
-    ("infAP(c=0)", "c", "> 0"),
-    ("infAP(c=-1)", "c", "> 0"),
-    ("infAP(c=-0.5)", "c", "> 0"),
-    ("infAP(eps=0)", "eps", "> 0"),
-    ("infAP(eps=-1e-5)", "eps", "> 0"),
-    ("infAP(variant=foo)", "variant", "pool, uniform"),
-    ("infAP(c=pool)", "c", "number"),
-    ("infAP(rel=1.5)", "rel", "integer"),
-    ("infAP@0", "cutoff", ">= 1"),
-    ("infAP@-3", "cutoff", ">= 1"),
-])
+@pytest.mark.parametrize(
+    "text,param,allowed",
+    [
+        ("infAP(c=0)", "c", "> 0"),
+        ("infAP(c=-1)", "c", "> 0"),
+        ("infAP(c=-0.5)", "c", "> 0"),
+        ("infAP(eps=0)", "eps", "> 0"),
+        ("infAP(eps=-1e-5)", "eps", "> 0"),
+        ("infAP(variant=foo)", "variant", "pool, uniform"),
+        ("infAP(c=pool)", "c", "number"),
+        ("infAP(rel=1.5)", "rel", "integer"),
+        ("infAP@0", "cutoff", ">= 1"),
+        ("infAP@-3", "cutoff", ">= 1"),
+    ],
+)
 def test_bad_parameter_values(text, param, allowed):
     for make in (parse, ir_measures.parse_measure):
         with pytest.raises(ValueError) as info:
@@ -213,8 +229,13 @@ def test_bad_parameter_values(text, param, allowed):
 
 
 def test_bad_parameter_values_on_objects():
-    for kwargs, param in [({"c": 0}, "c"), ({"c": -1}, "c"), ({"eps": 0.0}, "eps"),
-                          ({"variant": "foo"}, "variant"), ({"cutoff": 0}, "cutoff")]:
+    for kwargs, param in [
+        ({"c": 0}, "c"),
+        ({"c": -1}, "c"),
+        ({"eps": 0.0}, "eps"),
+        ({"variant": "foo"}, "variant"),
+        ({"cutoff": 0}, "cutoff"),
+    ]:
         with pytest.raises(ValueError, match=f"'{param}'"):
             ir_incomplete.infAP(**kwargs)
     with pytest.raises(ValueError, match="'cutoff'"):
@@ -228,7 +249,8 @@ def test_bad_negative_policy(door):
             evaluate(run_frame(), qrels_frame(), "infAP", negative="ignore")
         else:
             ir_incomplete.IncompleteProvider(negative="ignore").calc_aggregate(
-                [ir_incomplete.infAP], qrels_frame(), run_frame())
+                [ir_incomplete.infAP], qrels_frame(), run_frame()
+            )
     message = str(info.value)
     assert "negative" in message and "'ignore'" in message
     assert "pooled_unjudged" in message and "zero" in message
@@ -295,11 +317,18 @@ print("ok")
 def test_validation_under_python_O():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    probe = subprocess.run([sys.executable, "-O", "-c", OPTIMIZED_CHECKS], capture_output=True, text=True,
-                           env=env, timeout=60)
+    probe = subprocess.run(
+        [sys.executable, "-O", "-c", OPTIMIZED_CHECKS], capture_output=True, text=True, env=env, timeout=60
+    )
     assert probe.returncode == 0, "python -O did not strip assert statements"
-    done = subprocess.run([sys.executable, "-O", "-c", OPTIMIZED_SCRIPT], capture_output=True, text=True,
-                          env=env, cwd=str(REPO_ROOT), timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-O", "-c", OPTIMIZED_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(REPO_ROOT),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr + done.stdout
     assert done.stdout.strip() == "ok"
 
@@ -308,8 +337,10 @@ def test_validation_under_python_O():
 # inputs are never modified
 # ---------------------------------------------------------------------------------------------------------
 def _pyterrier_names(run, qrels):
-    return (run.rename(columns={"query_id": "qid", "doc_id": "docno"}),
-            qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"}))
+    return (
+        run.rename(columns={"query_id": "qid", "doc_id": "docno"}),
+        qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"}),
+    )
 
 
 def _shuffled_with_odd_index(run, qrels):
@@ -347,8 +378,9 @@ def test_dataframes_unchanged(variant):
 
 
 def test_dataframe_with_run_column_unchanged():
-    runs = pd.concat([run_frame().assign(run="a"), run_frame().assign(run="b", score=lambda f: -f["score"])],
-                     ignore_index=True)
+    runs = pd.concat(
+        [run_frame().assign(run="a"), run_frame().assign(run="b", score=lambda f: -f["score"])], ignore_index=True
+    )
     runs_copy = runs.copy(deep=True)
     qrels = qrels_frame()
     qrels_copy = qrels.copy(deep=True)

@@ -8,6 +8,7 @@ Kernels: :func:`inferred_ap` (infAP), :func:`induced_ap` (indAP), :func:`subcoll
 :func:`bpref` (bpref and bpref-10) and :func:`rank_effectiveness` (RankEff). Measure definitions,
 papers and conventions are documented on the measure classes in :mod:`ir_incomplete.measures.ap_family`.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,16 @@ import numpy as np
 
 from ir_incomplete.data import POOLED_UNJUDGED, UNPOOLED
 
-__all__ = ["inferred_ap", "induced_ap", "subcollection_ap", "bpref", "rank_effectiveness",
-           "binomial_inverse_expectation", "INDUCED_VARIANTS", "BPREF_VARIANTS"]
+__all__ = [
+    "inferred_ap",
+    "induced_ap",
+    "subcollection_ap",
+    "bpref",
+    "rank_effectiveness",
+    "binomial_inverse_expectation",
+    "INDUCED_VARIANTS",
+    "BPREF_VARIANTS",
+]
 
 INDUCED_VARIANTS = ("pool", "original")
 BPREF_VARIANTS = ("trec_eval", "paper")
@@ -31,8 +40,14 @@ def _divide_by_relevant(sums: np.ndarray, n_relevant: np.ndarray) -> np.ndarray:
     return out
 
 
-def inferred_ap(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int = 1, c: float = 2.0,
-                eps: float = 1e-5, uniform: bool = False) -> np.ndarray:
+def inferred_ap(
+    codes: np.ndarray,
+    n_relevant: np.ndarray,
+    rel_level: int = 1,
+    c: float = 2.0,
+    eps: float = 1e-5,
+    uniform: bool = False,
+) -> np.ndarray:
     """infAP per row (Yilmaz & Aslam 2006; journal version §4.5).
 
     For the judged relevant document at rank k (1-based), with r / n the judged relevant / nonrelevant
@@ -106,8 +121,9 @@ def _check_cutoff(cutoff) -> None:
 # ---------------------------------------------------------------------------------------------------
 # induced AP
 # ---------------------------------------------------------------------------------------------------
-def induced_ap(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int = 1, variant: str = "pool",
-               cutoff=None) -> np.ndarray:
+def induced_ap(
+    codes: np.ndarray, n_relevant: np.ndarray, rel_level: int = 1, variant: str = "pool", cutoff=None
+) -> np.ndarray:
     """Induced AP per row (Yilmaz & Aslam, KAIS 2008, §4.3): AP on the ranking with documents dropped.
 
     ``variant="pool"`` drops pooled-but-unjudged documents (qrels grade < 0) and keeps unpooled ones as
@@ -258,7 +274,7 @@ def _binomial_recurrence(m, nd, values, group, limit) -> np.ndarray:
         if w <= 0:
             continue
         # g_{s+1}(x) = g_s(x) + p·(g_s(x+1) − g_s(x)) = (1−p)·g_s(x) + p·g_s(x+1)
-        step = np.subtract(state[1:w + 1], state[:w], out=scratch[:w])
+        step = np.subtract(state[1 : w + 1], state[:w], out=scratch[:w])
         np.multiply(step, values, out=step)
         np.add(state[:w], step, out=state[:w])
     return result
@@ -280,8 +296,13 @@ def _binomial_direct(m, nd, p, limit) -> np.ndarray:
         starts = ends[first:last] - sizes[first:last] - base
         i = np.arange(len(cell), dtype=np.int64) - starts[cell]
         n = nd[first:last][cell]
-        log_pmf = (log_factorial[n] - log_factorial[i] - log_factorial[n - i]
-                   + i * log_p[first:last][cell] + (n - i) * log_q[first:last][cell])
+        log_pmf = (
+            log_factorial[n]
+            - log_factorial[i]
+            - log_factorial[n - i]
+            + i * log_p[first:last][cell]
+            + (n - i) * log_q[first:last][cell]
+        )
         x = m[first:last][cell] + i
         terms = np.exp(log_pmf) / x
         if limit is not None:
@@ -291,8 +312,7 @@ def _binomial_direct(m, nd, p, limit) -> np.ndarray:
     return result
 
 
-def subcollection_ap(codes: np.ndarray, n_relevant: np.ndarray, p, rel_level: int = 1,
-                     cutoff=None) -> np.ndarray:
+def subcollection_ap(codes: np.ndarray, n_relevant: np.ndarray, p, rel_level: int = 1, cutoff=None) -> np.ndarray:
     """Subcollection AP per row (Yilmaz & Aslam, KAIS 2008, §4.4).
 
     Pooled-but-unjudged documents are dropped; each unpooled document stays in the ranking (as
@@ -328,14 +348,19 @@ def subcollection_ap(codes: np.ndarray, n_relevant: np.ndarray, p, rel_level: in
     use = np.ones(len(row), dtype=bool) if cutoff is None else low_rank <= cutoff
     row, pc, one, zero = row[use], pc[use], one[use], zero[use]
     judged_upto, unpooled_upto, rel_upto, low_rank = (
-        judged_upto[use], unpooled_upto[use], rel_upto[use], low_rank[use])
+        judged_upto[use],
+        unpooled_upto[use],
+        rel_upto[use],
+        low_rank[use],
+    )
     weights = np.empty(len(row), dtype=np.float64)
     exact = one | zero
     weights[exact] = rel_upto[exact] / low_rank[exact]
     mid = ~exact
     if mid.any():
         weights[mid] = rel_upto[mid] * binomial_inverse_expectation(
-            judged_upto[mid], unpooled_upto[mid], pc[mid], cutoff)
+            judged_upto[mid], unpooled_upto[mid], pc[mid], cutoff
+        )
     sums = np.bincount(row, weights=weights, minlength=rows)
     return _divide_by_relevant(sums, n_relevant)
 
@@ -352,8 +377,14 @@ def _nonrelevant_above(codes: np.ndarray, rel_level: int):
     return row, _counts_at(nonrel, row, col)
 
 
-def bpref(codes: np.ndarray, n_relevant: np.ndarray, n_nonrelevant: np.ndarray, rel_level: int = 1,
-          variant: str = "trec_eval", extra: int = 0) -> np.ndarray:
+def bpref(
+    codes: np.ndarray,
+    n_relevant: np.ndarray,
+    n_nonrelevant: np.ndarray,
+    rel_level: int = 1,
+    variant: str = "trec_eval",
+    extra: int = 0,
+) -> np.ndarray:
     """bpref (``extra=0``) or bpref-10 (``extra=10``) per row; ``codes`` already cut at the cut-off.
 
     With n_r the judged nonrelevant documents above the judged relevant document r, C = R + extra and
@@ -387,8 +418,9 @@ def bpref(codes: np.ndarray, n_relevant: np.ndarray, n_nonrelevant: np.ndarray, 
     return _divide_by_relevant(sums, n_relevant)
 
 
-def rank_effectiveness(codes: np.ndarray, n_relevant: np.ndarray, n_nonrelevant: np.ndarray,
-                       rel_level: int = 1) -> np.ndarray:
+def rank_effectiveness(
+    codes: np.ndarray, n_relevant: np.ndarray, n_nonrelevant: np.ndarray, rel_level: int = 1
+) -> np.ndarray:
     """RankEff per row (Ahlgren & Grönqvist, IP&M 2008, with their practical adjustments); ``codes``
     already cut at the cut-off.
 

@@ -30,6 +30,7 @@ and/or cut by the caller; codes < 0 count as grade 0), ``grade_counts`` holds R(
 (``[rows × (c+1)]``; columns beyond c must be zero) and ``g`` the distribution (length c). Values are 0
 when nothing relevant is retrieved and when ν = min{k : g_k > 0} exceeds τ = max{j : R(j) > 0}.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -61,10 +62,11 @@ def _check(codes: np.ndarray, grade_counts: np.ndarray, g) -> tuple:
         raise ValueError("g must have at least one entry (the probability of relevance threshold 1)")
     grade_counts = np.asarray(grade_counts)
     if grade_counts.ndim != 2 or grade_counts.shape[0] != codes.shape[0]:
-        raise ValueError(f"grade_counts must be [rows × grades] with {codes.shape[0]} rows, "
-                         f"got shape {grade_counts.shape}")
-    if grade_counts.shape[1] > c + 1 and grade_counts[:, c + 1:].any():
-        top = int(np.flatnonzero(grade_counts[:, c + 1:].any(axis=0))[-1]) + c + 1
+        raise ValueError(
+            f"grade_counts must be [rows × grades] with {codes.shape[0]} rows, got shape {grade_counts.shape}"
+        )
+    if grade_counts.shape[1] > c + 1 and grade_counts[:, c + 1 :].any():
+        top = int(np.flatnonzero(grade_counts[:, c + 1 :].any(axis=0))[-1]) + c + 1
         raise ValueError(f"grade {top} exceeds len(g) = {c}: g needs one probability per grade 1..{top}")
     counts = np.zeros((grade_counts.shape[0], c + 1), dtype=np.float64)
     width = min(grade_counts.shape[1], c + 1)

@@ -13,18 +13,32 @@ per-topic counts of each grade. Conventions shared by every function here (spec 
 * DCGs are summed in rank order, one column at a time, as trec_eval does; every row's arithmetic is
   independent of the other rows, so a row's value never depends on what else is in the batch.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import numpy as np
 
 from ir_incomplete.data import POOLED_UNJUDGED, UNPOOLED
 
 __all__ = [
-    "GAINS", "PRIOR_FLOOR", "MODE_BORDERS", "gain_table", "discounts", "ideal_dcg", "dcg", "ndcg",
-    "unjudged_mask", "greedy_fill", "count_prior", "inverse_cdf", "bootstrap_replicates",
-    "most_likely", "percentile", "median",
+    "GAINS",
+    "PRIOR_FLOOR",
+    "MODE_BORDERS",
+    "gain_table",
+    "discounts",
+    "ideal_dcg",
+    "dcg",
+    "ndcg",
+    "unjudged_mask",
+    "greedy_fill",
+    "count_prior",
+    "inverse_cdf",
+    "bootstrap_replicates",
+    "most_likely",
+    "percentile",
+    "median",
 ]
 
 GAINS = ("linear", "exp")
@@ -33,8 +47,9 @@ GAINS = ("linear", "exp")
 PRIOR_FLOOR = 1e-6
 
 #: the 20 bin borders of the "most likely" point estimate (ECIR ``BootstrappingBySelectingMostLikelyDataPoint``)
-MODE_BORDERS = np.array([0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5,
-                         0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0])
+MODE_BORDERS = np.array(
+    [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0]
+)
 _MODE_SINGLE_BIN = 1e-4
 
 #: rows × positions × replicates handled at once by the sampler (bounds the memory of one batch)
@@ -65,7 +80,7 @@ def _sum_columns(values: np.ndarray, disc: np.ndarray) -> np.ndarray:
     return out
 
 
-def ideal_dcg(grade_counts: np.ndarray, cutoff: Optional[int], gains: np.ndarray) -> np.ndarray:
+def ideal_dcg(grade_counts: np.ndarray, cutoff: int | None, gains: np.ndarray) -> np.ndarray:
     """IDCG@cutoff per row of ``grade_counts`` (``[n × levels]``: judged documents of each grade).
 
     ``cutoff=None`` uses every relevant document (trec_eval ``ndcg``). ``gains`` must cover every level.
@@ -86,7 +101,7 @@ def ideal_dcg(grade_counts: np.ndarray, cutoff: Optional[int], gains: np.ndarray
     return _sum_columns(gains[grade], discounts(depth))
 
 
-def dcg(codes: np.ndarray, gains: np.ndarray, extra: Optional[np.ndarray] = None) -> np.ndarray:
+def dcg(codes: np.ndarray, gains: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
     """DCG per row of a code matrix: judged grades (codes ≥ 0) earn ``gains[grade]``, every other code 0.
 
     ``extra`` (``[rows × k]`` grades, optional) adds ``gains[extra]`` at each cell — the grades that a
@@ -103,8 +118,7 @@ def dcg(codes: np.ndarray, gains: np.ndarray, extra: Optional[np.ndarray] = None
     return out
 
 
-def ndcg(codes: np.ndarray, idcg: np.ndarray, gains: np.ndarray,
-         extra: Optional[np.ndarray] = None) -> np.ndarray:
+def ndcg(codes: np.ndarray, idcg: np.ndarray, gains: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
     """``DCG / IDCG`` per row (0 where IDCG = 0); see :func:`dcg` for ``extra``."""
     return _divide(dcg(codes, gains, extra), idcg)
 
@@ -142,7 +156,7 @@ def greedy_fill(unjudged: np.ndarray, reservoir: np.ndarray) -> np.ndarray:
     if res.shape[1] <= 1 or not unjudged.any():
         return np.zeros(unjudged.shape, dtype=np.int64)
     at_least = np.cumsum(res[:, :0:-1], axis=1)[:, ::-1]  # [:, g-1] = #reservoir docs with grade >= g
-    nth = np.cumsum(unjudged, axis=1) - 1                 # 0-based index of each unjudged cell
+    nth = np.cumsum(unjudged, axis=1) - 1  # 0-based index of each unjudged cell
     grade = (at_least[:, None, :] > nth[:, :, None]).sum(axis=2)
     return np.where(unjudged, grade, 0)
 
@@ -150,8 +164,9 @@ def greedy_fill(unjudged: np.ndarray, reservoir: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------
 # bootstrap: priors, draws, replicates
 # ---------------------------------------------------------------------------------------------------
-def count_prior(counts: np.ndarray, totals: np.ndarray, modelled: Optional[np.ndarray] = None,
-                floor: float = PRIOR_FLOOR) -> np.ndarray:
+def count_prior(
+    counts: np.ndarray, totals: np.ndarray, modelled: np.ndarray | None = None, floor: float = PRIOR_FLOOR
+) -> np.ndarray:
     """A prior over grade levels from counts (ECIR ``probability_estimation.py``; spec §5.4).
 
     ``π(ℓ) = max(counts[ℓ] / total, floor)`` for the modelled levels (0 for the others), then
@@ -181,9 +196,18 @@ def inverse_cdf(uniforms: np.ndarray, cdf: np.ndarray) -> np.ndarray:
     return out
 
 
-def bootstrap_replicates(unjudged: np.ndarray, sequence: Optional[np.ndarray], base_dcg: np.ndarray,
-                         idcg: np.ndarray, prior: np.ndarray, reservoir: np.ndarray, gains: np.ndarray,
-                         group: np.ndarray, draws: Callable[[int, int], np.ndarray], b: int) -> np.ndarray:
+def bootstrap_replicates(
+    unjudged: np.ndarray,
+    sequence: np.ndarray | None,
+    base_dcg: np.ndarray,
+    idcg: np.ndarray,
+    prior: np.ndarray,
+    reservoir: np.ndarray,
+    gains: np.ndarray,
+    group: np.ndarray,
+    draws: Callable[[int, int], np.ndarray],
+    b: int,
+) -> np.ndarray:
     """``[rows × b]`` bootstrapped nDCG@k replicates ([FGPH] Alg. 1; spec §5.4).
 
     For every replicate, the unjudged cells of a row are processed in ``sequence`` order (ascending key;
@@ -226,15 +250,26 @@ def bootstrap_replicates(unjudged: np.ndarray, sequence: Optional[np.ndarray], b
             j = i + 1  # take whole groups until the batch is full
             while j < len(starts) and (ends[j] - starts[i]) * per_row <= _BATCH_CELLS:
                 j += 1
-            _bootstrap_batch(order[starts[i]:ends[j - 1]], groups[starts[i]:ends[j - 1]], unjudged,
-                             sequence, cdf, reservoir, scarce, gains, disc, draws, b, out)
+            _bootstrap_batch(
+                order[starts[i] : ends[j - 1]],
+                groups[starts[i] : ends[j - 1]],
+                unjudged,
+                sequence,
+                cdf,
+                reservoir,
+                scarce,
+                gains,
+                disc,
+                draws,
+                b,
+                out,
+            )
             i = j
     # (with a single level only grade 0 can be drawn: every replicate is the naive lower bound)
     return _divide(out, idcg)
 
 
-def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarce, gains, disc, draws,
-                     b, out):
+def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarce, gains, disc, draws, b, out):
     """Replicates of ``rows`` (sorted by group), added into ``out`` in place."""
     cell_row, cell_col = np.nonzero(unjudged[rows])  # row-major: cells grouped by row, in rank order
     n_cells = len(cell_row)
@@ -243,7 +278,7 @@ def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarc
     # cells are sorted by row and rows by group: each group owns one contiguous run of cells
     cell_group = row_groups[cell_row]
     bounds = np.flatnonzero(np.concatenate(([True], cell_group[1:] != cell_group[:-1], [True])))
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         cols = cell_col[lo:hi]
         stream = draws(cell_group[lo], int(cols.max()) + 1)
         grades[lo:hi] = inverse_cdf(stream[cols], cell_cdf[lo:hi])
@@ -277,7 +312,7 @@ def _fallback(cells, cell_row, cell_col, rows, sequence, reservoir, grades):
     sizes = np.diff(np.append(first, len(cells)))
     step = np.arange(len(cells)) - np.repeat(first, sizes)
     slot = np.repeat(np.arange(len(first)), sizes)
-    start = reservoir[rows[local_row[first]]]                  # [scarce rows × L]
+    start = reservoir[rows[local_row[first]]]  # [scarce rows × L]
     b = grades.shape[1]
     n_levels = start.shape[1]
     # only levels that can run out for some row need tracking

@@ -1,5 +1,6 @@
 """AP-family measures for incomplete judgments (definitions; the kernels are in
 :mod:`ir_incomplete.kernels.ap_family`)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,13 +10,28 @@ from ir_measures.measures.infap import _infAP
 from ir_incomplete.kernels import ap_family as kernels
 from ir_incomplete.measures.base import NOT_PROVIDED, IncompleteMeasure, Param
 
-__all__ = ["InfAP", "infAP", "IndAP", "indAP", "SubAP", "subAP", "BprefMeasure", "Bpref", "BPref",
-           "Bpref10Measure", "Bpref10", "RankEffMeasure", "RankEff", "REL_PARAM", "CUTOFF_PARAM"]
+__all__ = [
+    "InfAP",
+    "infAP",
+    "IndAP",
+    "indAP",
+    "SubAP",
+    "subAP",
+    "BprefMeasure",
+    "Bpref",
+    "BPref",
+    "Bpref10Measure",
+    "Bpref10",
+    "RankEffMeasure",
+    "RankEff",
+    "REL_PARAM",
+    "CUTOFF_PARAM",
+]
 
-REL_PARAM = Param(int, default=1, minimum=0,
-                  desc="minimum grade that counts as relevant (inclusive)")
-CUTOFF_PARAM = Param(int, default=NOT_PROVIDED, minimum=1,
-                     desc="ranking cut-off k: only the first k retrieved documents count")
+REL_PARAM = Param(int, default=1, minimum=0, desc="minimum grade that counts as relevant (inclusive)")
+CUTOFF_PARAM = Param(
+    int, default=NOT_PROVIDED, minimum=1, desc="ranking cut-off k: only the first k retrieved documents count"
+)
 
 
 class InfAP(IncompleteMeasure, _infAP):
@@ -48,22 +64,34 @@ class InfAP(IncompleteMeasure, _infAP):
     SHORT_DESC = "AP estimated from a judged sample of the pool (trec_eval infAP, with smoothing c)."
     SUPPORTED_PARAMS = {
         "rel": REL_PARAM,
-        "c": Param(float, default=2.0, minimum=0, min_inclusive=False,
-                   desc="smoothing: estimated precision above k is 1/c when nothing above k is judged"),
-        "eps": Param(float, default=1e-5, minimum=0, min_inclusive=False,
-                     desc="Lidstone smoothing constant epsilon"),
-        "variant": Param(str, default="pool", choices=("pool", "uniform"),
-                         desc="pool: d counts pooled documents above k (trec_eval); uniform: d = k-1"),
+        "c": Param(
+            float,
+            default=2.0,
+            minimum=0,
+            min_inclusive=False,
+            desc="smoothing: estimated precision above k is 1/c when nothing above k is judged",
+        ),
+        "eps": Param(float, default=1e-5, minimum=0, min_inclusive=False, desc="Lidstone smoothing constant epsilon"),
+        "variant": Param(
+            str,
+            default="pool",
+            choices=("pool", "uniform"),
+            desc="pool: d counts pooled documents above k (trec_eval); uniform: d = k-1",
+        ),
         "cutoff": CUTOFF_PARAM,
     }
     EXTENSION_PARAMS = ("c", "eps", "variant", "cutoff")
 
     def compute(self, ranked, qrels):
         rel = self.get("rel")
-        return kernels.inferred_ap(ranked.truncated(self.get("cutoff")),
-                                   ranked.per_topic(qrels.n_relevant(rel)), rel_level=rel,
-                                   c=self.get("c"), eps=self.get("eps"),
-                                   uniform=self.get("variant") == "uniform")
+        return kernels.inferred_ap(
+            ranked.truncated(self.get("cutoff")),
+            ranked.per_topic(qrels.n_relevant(rel)),
+            rel_level=rel,
+            c=self.get("c"),
+            eps=self.get("eps"),
+            uniform=self.get("variant") == "uniform",
+        )
 
 
 infAP = InfAP()
@@ -95,20 +123,33 @@ class IndAP(IncompleteMeasure):
     __name__ = "indAP"
     NAME = "indAP"
     PRETTY_NAME = "Induced Average Precision"
-    SHORT_DESC = "AP on the ranking with unjudged documents removed (pool: only pooled-but-unjudged; original: all, = trec_eval -J map)."
+    SHORT_DESC = (
+        "AP on the ranking with unjudged documents removed "
+        "(pool: only pooled-but-unjudged; original: all, = trec_eval -J map)."
+    )
     SUPPORTED_PARAMS = {
         "rel": REL_PARAM,
-        "variant": Param(str, default="pool", choices=kernels.INDUCED_VARIANTS,
-                         desc="pool: drop pooled-but-unjudged documents (qrels grade < 0), keep unpooled ones as "
-                              "nonrelevant; original: drop every unjudged document (trec_eval -J map)"),
-        "cutoff": Param(int, default=NOT_PROVIDED, minimum=1,
-                        desc="cut-off k, applied to the reduced ranking (condense, then cut)"),
+        "variant": Param(
+            str,
+            default="pool",
+            choices=kernels.INDUCED_VARIANTS,
+            desc="pool: drop pooled-but-unjudged documents (qrels grade < 0), keep unpooled ones as "
+            "nonrelevant; original: drop every unjudged document (trec_eval -J map)",
+        ),
+        "cutoff": Param(
+            int, default=NOT_PROVIDED, minimum=1, desc="cut-off k, applied to the reduced ranking (condense, then cut)"
+        ),
     }
 
     def compute(self, ranked, qrels):
         rel = self.get("rel")
-        return kernels.induced_ap(ranked.codes, ranked.per_topic(qrels.n_relevant(rel)), rel_level=rel,
-                                  variant=self.get("variant"), cutoff=self.get("cutoff"))
+        return kernels.induced_ap(
+            ranked.codes,
+            ranked.per_topic(qrels.n_relevant(rel)),
+            rel_level=rel,
+            variant=self.get("variant"),
+            cutoff=self.get("cutoff"),
+        )
 
 
 class SubAP(IncompleteMeasure):
@@ -138,14 +179,23 @@ class SubAP(IncompleteMeasure):
     __name__ = "subAP"
     NAME = "subAP"
     PRETTY_NAME = "Subcollection Average Precision"
-    SHORT_DESC = "Expected AP when each unpooled document is judged (nonrelevant) with probability p; between indAP original (p=0) and pool (p=1)."
+    SHORT_DESC = (
+        "Expected AP when each unpooled document is judged (nonrelevant) with probability p; "
+        "between indAP original (p=0) and pool (p=1)."
+    )
     SUPPORTED_PARAMS = {
-        "p": Param(float, default=NOT_PROVIDED, minimum=0.0, maximum=1.0,
-                   desc="fraction of the complete judgment set that is judged, in [0, 1]; "
-                        "omitted: per topic |J|/(|J|+U), judged qrels over judged plus negative qrels"),
+        "p": Param(
+            float,
+            default=NOT_PROVIDED,
+            minimum=0.0,
+            maximum=1.0,
+            desc="fraction of the complete judgment set that is judged, in [0, 1]; "
+            "omitted: per topic |J|/(|J|+U), judged qrels over judged plus negative qrels",
+        ),
         "rel": REL_PARAM,
-        "cutoff": Param(int, default=NOT_PROVIDED, minimum=1,
-                        desc="cut-off k, applied to each reduced ranking (condense, then cut)"),
+        "cutoff": Param(
+            int, default=NOT_PROVIDED, minimum=1, desc="cut-off k, applied to each reduced ranking (condense, then cut)"
+        ),
     }
 
     def compute(self, ranked, qrels):
@@ -157,12 +207,14 @@ class SubAP(IncompleteMeasure):
             per_topic = np.ones(qrels.n_topics, dtype=np.float64)
             np.divide(judged, pooled, out=per_topic, where=pooled > 0)
             p = ranked.per_topic(per_topic)
-        return kernels.subcollection_ap(ranked.codes, ranked.per_topic(qrels.n_relevant(rel)), p,
-                                        rel_level=rel, cutoff=self.get("cutoff"))
+        return kernels.subcollection_ap(
+            ranked.codes, ranked.per_topic(qrels.n_relevant(rel)), p, rel_level=rel, cutoff=self.get("cutoff")
+        )
 
 
-_BPREF_VARIANT_DESC = ("trec_eval: denominator min({cap}, N) (trec_eval >= 8, N excludes negative qrels); "
-                       "paper: denominator {cap}")
+_BPREF_VARIANT_DESC = (
+    "trec_eval: denominator min({cap}, N) (trec_eval >= 8, N excludes negative qrels); paper: denominator {cap}"
+)
 
 
 class BprefMeasure(IncompleteMeasure, _Bpref):
@@ -191,11 +243,14 @@ class BprefMeasure(IncompleteMeasure, _Bpref):
     NAME = "Bpref"
     ALIASES = ("BPref",)
     PRETTY_NAME = "Binary Preference"
-    SHORT_DESC = "Fraction of judged nonrelevant documents (of the first R) ranked below each relevant one; unjudged ignored."
+    SHORT_DESC = (
+        "Fraction of judged nonrelevant documents (of the first R) ranked below each relevant one; unjudged ignored."
+    )
     SUPPORTED_PARAMS = {
         "rel": REL_PARAM,
-        "variant": Param(str, default="trec_eval", choices=kernels.BPREF_VARIANTS,
-                         desc=_BPREF_VARIANT_DESC.format(cap="R")),
+        "variant": Param(
+            str, default="trec_eval", choices=kernels.BPREF_VARIANTS, desc=_BPREF_VARIANT_DESC.format(cap="R")
+        ),
         "cutoff": CUTOFF_PARAM,
     }
     EXTENSION_PARAMS = ("variant", "cutoff")
@@ -207,9 +262,14 @@ class BprefMeasure(IncompleteMeasure, _Bpref):
 def _bpref(measure, ranked, qrels, extra: int):
     """bpref of ``measure``'s parameters with the nonrelevant cap R + ``extra`` (0: bpref, 10: bpref-10)."""
     rel = measure.get("rel")
-    return kernels.bpref(ranked.truncated(measure.get("cutoff")), ranked.per_topic(qrels.n_relevant(rel)),
-                         ranked.per_topic(qrels.n_nonrelevant(rel)), rel_level=rel,
-                         variant=measure.get("variant"), extra=extra)
+    return kernels.bpref(
+        ranked.truncated(measure.get("cutoff")),
+        ranked.per_topic(qrels.n_relevant(rel)),
+        ranked.per_topic(qrels.n_nonrelevant(rel)),
+        rel_level=rel,
+        variant=measure.get("variant"),
+        extra=extra,
+    )
 
 
 class Bpref10Measure(IncompleteMeasure):
@@ -239,8 +299,9 @@ class Bpref10Measure(IncompleteMeasure):
     SHORT_DESC = "bpref counting the first R+10 judged nonrelevant documents (bpref-10)."
     SUPPORTED_PARAMS = {
         "rel": REL_PARAM,
-        "variant": Param(str, default="trec_eval", choices=kernels.BPREF_VARIANTS,
-                         desc=_BPREF_VARIANT_DESC.format(cap="R+10")),
+        "variant": Param(
+            str, default="trec_eval", choices=kernels.BPREF_VARIANTS, desc=_BPREF_VARIANT_DESC.format(cap="R+10")
+        ),
         "cutoff": CUTOFF_PARAM,
     }
 
@@ -273,18 +334,25 @@ class RankEffMeasure(IncompleteMeasure):
     __name__ = "RankEff"
     NAME = "RankEff"
     PRETTY_NAME = "Rank Effectiveness"
-    SHORT_DESC = "Fraction of (relevant, judged nonrelevant) pairs ranked correctly; unretrieved nonrelevant count as ranked last."
+    SHORT_DESC = (
+        "Fraction of (relevant, judged nonrelevant) pairs ranked correctly; "
+        "unretrieved nonrelevant count as ranked last."
+    )
     SUPPORTED_PARAMS = {
         "rel": REL_PARAM,
-        "cutoff": Param(int, default=NOT_PROVIDED, minimum=1,
-                        desc="ranking cut-off k: documents past rank k count as not retrieved"),
+        "cutoff": Param(
+            int, default=NOT_PROVIDED, minimum=1, desc="ranking cut-off k: documents past rank k count as not retrieved"
+        ),
     }
 
     def compute(self, ranked, qrels):
         rel = self.get("rel")
-        return kernels.rank_effectiveness(ranked.truncated(self.get("cutoff")),
-                                          ranked.per_topic(qrels.n_relevant(rel)),
-                                          ranked.per_topic(qrels.n_nonrelevant(rel)), rel_level=rel)
+        return kernels.rank_effectiveness(
+            ranked.truncated(self.get("cutoff")),
+            ranked.per_topic(qrels.n_relevant(rel)),
+            ranked.per_topic(qrels.n_nonrelevant(rel)),
+            rel_level=rel,
+        )
 
 
 indAP = IndAP()

@@ -11,10 +11,12 @@ Every measure of ``ir_incomplete`` is an ``ir_measures.Measure`` subclass that
 Measures do not compute anything themselves: :meth:`IncompleteMeasure.compute` hands the ranked-code
 matrix (see :mod:`ir_incomplete.data`) to a kernel of :mod:`ir_incomplete.kernels`.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, Optional, Tuple
+from collections.abc import Iterable
+from typing import Any
 
 import ir_measures
 from ir_measures.measures.base import _NOT_PROVIDED
@@ -42,9 +44,20 @@ class Param(ir_measures.measures.ParamInfo):
     ``allow_none`` admits ``None`` (written ``none`` in measure strings) as an explicit value.
     """
 
-    def __init__(self, dtype, default=NOT_PROVIDED, desc: str = "", choices=NOT_PROVIDED,
-                 minimum=None, maximum=None, min_inclusive: bool = True, max_inclusive: bool = True,
-                 required: bool = False, kind: str = "scalar", allow_none: bool = False):
+    def __init__(
+        self,
+        dtype,
+        default=NOT_PROVIDED,
+        desc: str = "",
+        choices=NOT_PROVIDED,
+        minimum=None,
+        maximum=None,
+        min_inclusive: bool = True,
+        max_inclusive: bool = True,
+        required: bool = False,
+        kind: str = "scalar",
+        allow_none: bool = False,
+    ):
         super().__init__(dtype=dtype, required=required, choices=choices, default=default, desc=desc)
         self.minimum = minimum
         self.maximum = maximum
@@ -79,9 +92,12 @@ class Param(ir_measures.measures.ParamInfo):
 
     def coerce(self, owner: str, name: str, value: Any) -> Any:
         """Return the canonical form of ``value`` or raise ``ValueError`` naming ``owner``'s ``name``."""
+
         def fail(reason: str):
-            raise ValueError(f"{owner}: invalid value {value!r} for parameter {name!r} ({reason}); "
-                             f"expected {self.describe_allowed()}")
+            raise ValueError(
+                f"{owner}: invalid value {value!r} for parameter {name!r} ({reason}); "
+                f"expected {self.describe_allowed()}"
+            )
 
         if value is None or (isinstance(value, str) and value.lower() == "none" and self.allow_none):
             if self.allow_none:
@@ -157,8 +173,8 @@ class IncompleteMeasure(ir_measures.measures.Measure):
     """
 
     _ir_incomplete = True
-    EXTENSION_PARAMS: Optional[Tuple[str, ...]] = None
-    SUPPORTED_PARAMS: Dict[str, Param] = {}
+    EXTENSION_PARAMS: tuple[str, ...] | None = None
+    SUPPORTED_PARAMS: dict[str, Param] = {}
     SHORT_DESC = ""
 
     def __init__(self, **params):
@@ -172,9 +188,11 @@ class IncompleteMeasure(ir_measures.measures.Measure):
             clean[name] = spec.coerce(owner, name, value)
         missing = [n for n, s in self.SUPPORTED_PARAMS.items() if s.required and n not in clean]
         if missing:
-            raise ValueError(f"{owner} needs parameter {missing[0]!r} "
-                             f"({self.SUPPORTED_PARAMS[missing[0]].describe_allowed()})"
-                             + (f", e.g. {self.EXAMPLE}" if getattr(self, "EXAMPLE", None) else ""))
+            raise ValueError(
+                f"{owner} needs parameter {missing[0]!r} "
+                f"({self.SUPPORTED_PARAMS[missing[0]].describe_allowed()})"
+                + (f", e.g. {self.EXAMPLE}" if getattr(self, "EXAMPLE", None) else "")
+            )
         # canonical order: the declaration order of SUPPORTED_PARAMS
         ordered = {n: clean[n] for n in self.SUPPORTED_PARAMS if n in clean}
         super().__init__(**ordered)
@@ -198,7 +216,7 @@ class IncompleteMeasure(ir_measures.measures.Measure):
         value = self[key]
         return None if value is NOT_PROVIDED else value
 
-    def non_default_params(self) -> Dict[str, Any]:
+    def non_default_params(self) -> dict[str, Any]:
         return {k: v for k, v in self.params.items() if v != self.SUPPORTED_PARAMS[k].default}
 
     def is_builtin_equivalent(self) -> bool:
@@ -209,6 +227,7 @@ class IncompleteMeasure(ir_measures.measures.Measure):
 
     def __repr__(self):
         from ir_incomplete.grammar import format_measure
+
         at = self.params.get(self.AT_PARAM, None)
         items = [(k, v) for k, v in self.non_default_params().items() if k != self.AT_PARAM]
         return format_measure(self.NAME, items, at)

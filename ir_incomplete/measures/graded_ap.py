@@ -1,23 +1,30 @@
 """Graded average precision: GAP, xGAP and eGAP with a user-threshold distribution ``g`` (definitions;
 the kernels are in :mod:`ir_incomplete.kernels.graded_ap`)."""
+
 from __future__ import annotations
 
-import numpy as np
 import ir_measures
+import numpy as np
 
 from ir_incomplete.kernels import graded_ap as kernels
 from ir_incomplete.measures.ap_family import CUTOFF_PARAM
 from ir_incomplete.measures.base import IncompleteMeasure, Param
 
-__all__ = ["GradedAP", "ExtendedGradedAP", "ExpectedGradedAP", "GAP", "xGAP", "eGAP",
-           "G_PARAM", "UNJUDGED_PARAM"]
+__all__ = ["GradedAP", "ExtendedGradedAP", "ExpectedGradedAP", "GAP", "xGAP", "eGAP", "G_PARAM", "UNJUDGED_PARAM"]
 
-G_PARAM = Param(tuple, kind="distribution", required=True,
-                desc="g_1..g_c: probability that the user's relevance threshold is grade k; "
-                     "len(g) is the highest grade")
-UNJUDGED_PARAM = Param(str, default="nonrelevant", choices=("nonrelevant", "condensed"),
-                       desc="nonrelevant: unjudged documents count as grade 0; condensed: they are "
-                            "removed from the ranking before the cut-off")
+G_PARAM = Param(
+    tuple,
+    kind="distribution",
+    required=True,
+    desc="g_1..g_c: probability that the user's relevance threshold is grade k; len(g) is the highest grade",
+)
+UNJUDGED_PARAM = Param(
+    str,
+    default="nonrelevant",
+    choices=("nonrelevant", "condensed"),
+    desc="nonrelevant: unjudged documents count as grade 0; condensed: they are "
+    "removed from the ranking before the cut-off",
+)
 
 _CONVENTIONS = """
     Conventions (all three measures):
@@ -52,8 +59,10 @@ class _GradedFamily(IncompleteMeasure):
         super().__init__(**params)
 
     def _needs_g(self) -> str:
-        return (f"{self.NAME} needs g, e.g. {self.EXAMPLE} (g: {G_PARAM.describe_allowed()}; "
-                f"g_k is the probability that the user's relevance threshold is grade k)")
+        return (
+            f"{self.NAME} needs g, e.g. {self.EXAMPLE} (g: {G_PARAM.describe_allowed()}; "
+            f"g_k is the probability that the user's relevance threshold is grade k)"
+        )
 
     @classmethod
     def _family(cls):
@@ -81,18 +90,21 @@ def _grade_counts(qrels, c: int, owner: str) -> np.ndarray:
     """R(0..c) per topic; ``ValueError`` when a qrels grade exceeds c = len(g) (decision D8)."""
     counts = qrels.grade_counts
     if counts.shape[1] - 1 > c:
-        over = counts[:, c + 1:]
+        over = counts[:, c + 1 :]
         grade = int(np.flatnonzero(over.any(axis=0))[-1]) + c + 1
         topic = qrels.topic_ids[int(np.flatnonzero(counts[:, grade])[0])]
-        raise ValueError(f"{owner}: qrels grade {grade} (query {topic!r}) exceeds len(g) = {c}; "
-                         f"grades are used by value, so g needs one probability per grade 1..{grade}")
+        raise ValueError(
+            f"{owner}: qrels grade {grade} (query {topic!r}) exceeds len(g) = {c}; "
+            f"grades are used by value, so g needs one probability per grade 1..{grade}"
+        )
     out = np.zeros((counts.shape[0], c + 1), dtype=np.int64)
-    out[:, :counts.shape[1]] = counts
+    out[:, : counts.shape[1]] = counts
     return out
 
 
 class GradedAP(_GradedFamily):
-    __doc__ = """Graded average precision, GAP (Robertson, Kanoulas & Yilmaz, SIGIR 2010; eq. 4 of
+    __doc__ = (
+        """Graded average precision, GAP (Robertson, Kanoulas & Yilmaz, SIGIR 2010; eq. 4 of
     Ferrante, Ferro & Maistro, "Rethinking how to extend average precision to graded relevance").
 
     A user has relevance threshold k with probability g_k: documents of grade ≥ k are relevant to them.
@@ -103,7 +115,9 @@ class GradedAP(_GradedFamily):
 
     GAP selects the relevant document n with probability G(r_n) / Σ_j R(j)G(j), which over-weights the
     many low-grade documents when few highly relevant ones exist.
-    """ + _CONVENTIONS
+    """
+        + _CONVENTIONS
+    )
 
     __name__ = "GAP"
     NAME = "GAP"
@@ -114,7 +128,8 @@ class GradedAP(_GradedFamily):
 
 
 class ExtendedGradedAP(_GradedFamily):
-    __doc__ = """Extended graded average precision, xGAP (Ferrante, Ferro & Maistro, "Rethinking how to
+    __doc__ = (
+        """Extended graded average precision, xGAP (Ferrante, Ferro & Maistro, "Rethinking how to
     extend average precision to graded relevance", eq. 5; MATTERS ``extendedGradedAveragePrecision.m``).
 
     With RB(k) = Σ_{i≥k} R(i) the judged documents of grade ≥ k and A(j) = Σ_{k=1}^{j} g_k / RB(k)::
@@ -124,7 +139,9 @@ class ExtendedGradedAP(_GradedFamily):
     A document with G(r_n) = 0 contributes 0. xGAP selects document n with probability A(r_n): a user
     k ~ g picks a document uniformly among the RB(k) documents relevant to them, so rare highly relevant
     documents are not swamped. Limit (n grade-1 documents then one grade-2 document, n → ∞): 1 − g_2².
-    """ + _CONVENTIONS
+    """
+        + _CONVENTIONS
+    )
 
     __name__ = "xGAP"
     NAME = "xGAP"
@@ -135,7 +152,8 @@ class ExtendedGradedAP(_GradedFamily):
 
 
 class ExpectedGradedAP(_GradedFamily):
-    __doc__ = """Expected graded average precision, eGAP (Ferrante, Ferro & Maistro, "Rethinking how to
+    __doc__ = (
+        """Expected graded average precision, eGAP (Ferrante, Ferro & Maistro, "Rethinking how to
     extend average precision to graded relevance", eq. 6; MATTERS ``expectedGradedAveragePrecision.m``).
 
     With τ = max{j : R(j) > 0} and RB(k) = Σ_{i≥k} R(i)::
@@ -145,7 +163,9 @@ class ExpectedGradedAP(_GradedFamily):
 
     where AP_k is binary AP with relevance level k (trec_eval ``map -l k``): the expected AP of a user
     whose threshold is drawn from g. Limit (n grade-1 documents then one grade-2 document, n → ∞): g_1.
-    """ + _CONVENTIONS
+    """
+        + _CONVENTIONS
+    )
 
     __name__ = "eGAP"
     NAME = "eGAP"

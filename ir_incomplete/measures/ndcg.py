@@ -14,11 +14,12 @@ the same ideal DCG from the qrels):
                                     [naive lower, p95] of [FGPH]
 ==================================  ==========================================================
 """
+
 from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,8 +28,16 @@ from ir_incomplete.kernels import ndcg as kernels
 from ir_incomplete.measures.base import IncompleteMeasure, Param
 
 __all__ = [
-    "BootstrappedNDCG", "NaiveUpperNDCG", "BootNDCG", "NDCGUpper", "BootstrapMetric", "StatParam",
-    "canonical_stat", "topic_streams", "PRIORS", "ECIR23_LEVELS",
+    "BootstrappedNDCG",
+    "NaiveUpperNDCG",
+    "BootNDCG",
+    "NDCGUpper",
+    "BootstrapMetric",
+    "StatParam",
+    "canonical_stat",
+    "topic_streams",
+    "PRIORS",
+    "ECIR23_LEVELS",
 ]
 
 PRIORS = ("pool+run", "pool", "run")
@@ -44,7 +53,7 @@ DETAIL_FIELDS = ("mode", "mean", "median", "p5", "p95", "naive_lower", "naive_up
 _STAT_RE = re.compile(r"p(\d+(?:\.\d+)?)\Z")
 
 
-def canonical_stat(value: Any) -> Optional[str]:
+def canonical_stat(value: Any) -> str | None:
     """The canonical form of a ``stat`` value (``'mode'``, ``'mean'``, ``'median'`` or ``'pNN'`` with
     0 ≤ NN ≤ 100, e.g. ``'p95'``, ``'p97.5'``; ``'p95.0'`` → ``'p95'``), or ``None`` when invalid."""
     if not isinstance(value, str):
@@ -71,18 +80,21 @@ class StatParam(Param):
     """The ``stat`` parameter: ``mode`` | ``mean`` | ``median`` | ``pNN`` (a percentile, 0 ≤ NN ≤ 100)."""
 
     def __init__(self, default: str = "mode", desc: str = ""):
-        super().__init__(str, default=default, desc=desc,
-                         choices=_StatChoices(("mode", "mean", "median", "p5", "p75", "p90", "p95")))
+        super().__init__(
+            str, default=default, desc=desc, choices=_StatChoices(("mode", "mean", "median", "p5", "p75", "p90", "p95"))
+        )
 
     def describe_allowed(self) -> str:
-        return ("mode, mean, median, or pNN: the NN-th percentile, 0 <= NN <= 100 (e.g. p95; "
-                "quote decimals: stat='p97.5')")
+        return (
+            "mode, mean, median, or pNN: the NN-th percentile, 0 <= NN <= 100 (e.g. p95; quote decimals: stat='p97.5')"
+        )
 
     def coerce(self, owner: str, name: str, value: Any) -> Any:
         canonical = canonical_stat(value)
         if canonical is None:
-            raise ValueError(f"{owner}: invalid value {value!r} for parameter {name!r}; "
-                             f"expected {self.describe_allowed()}")
+            raise ValueError(
+                f"{owner}: invalid value {value!r} for parameter {name!r}; expected {self.describe_allowed()}"
+            )
         return canonical
 
 
@@ -93,6 +105,7 @@ class BootstrapMetric(NamedTuple):
     use); the other fields describe the distribution of the b replicates: the most likely value, mean,
     median, 5th and 95th percentiles, and the naive lower (``nDCG@k``) and upper (``NDCGUpper@k``) bounds.
     """
+
     query_id: str
     measure: Any
     value: float
@@ -105,10 +118,15 @@ class BootstrapMetric(NamedTuple):
     naive_upper: float
 
 
-CUTOFF_PARAM = Param(int, default=10, minimum=1,
-                     desc="cut-off k (default 10, as in the paper; always shown in the measure string)")
-GAIN_PARAM = Param(str, default="linear", choices=kernels.GAINS,
-                   desc="gain of grade g: linear = g (trec_eval, ECIR code), exp = 2^g - 1 ([FGPH] eq.)")
+CUTOFF_PARAM = Param(
+    int, default=10, minimum=1, desc="cut-off k (default 10, as in the paper; always shown in the measure string)"
+)
+GAIN_PARAM = Param(
+    str,
+    default="linear",
+    choices=kernels.GAINS,
+    desc="gain of grade g: linear = g (trec_eval, ECIR code), exp = 2^g - 1 ([FGPH] eq.)",
+)
 
 
 class _CutoffAlwaysShown(IncompleteMeasure):
@@ -122,11 +140,12 @@ class _CutoffAlwaysShown(IncompleteMeasure):
     def __getitem__(self, key):
         return self.params.get(key, self._default(key))
 
-    def non_default_params(self) -> Dict[str, Any]:
+    def non_default_params(self) -> dict[str, Any]:
         return {k: v for k, v in self.params.items() if v != self._default(k)}
 
     def __repr__(self):
         from ir_incomplete.grammar import format_measure
+
         items = [(k, v) for k, v in self.non_default_params().items() if k != self.AT_PARAM]
         return format_measure(self.NAME, items, self.get(self.AT_PARAM))
 
@@ -144,8 +163,9 @@ class _CutoffAlwaysShown(IncompleteMeasure):
         n_grades = topic_counts.shape[1]
         judged = codes >= 0
         rows = np.nonzero(judged)[0]
-        judged_counts = np.bincount(rows * n_grades + codes[judged],
-                                    minlength=codes.shape[0] * n_grades).reshape(codes.shape[0], n_grades)
+        judged_counts = np.bincount(rows * n_grades + codes[judged], minlength=codes.shape[0] * n_grades).reshape(
+            codes.shape[0], n_grades
+        )
         gains = kernels.gain_table(max(n_grades, ECIR23_LEVELS), self.get("gain"))
         idcg = ranked.per_topic(kernels.ideal_dcg(qrels.grade_counts, self.get("cutoff"), gains))
         return codes, unjudged, topic_counts, judged_counts, gains, idcg
@@ -185,8 +205,10 @@ class NaiveUpperNDCG(_CutoffAlwaysShown):
     __name__ = "NDCGUpper"
     NAME = "NDCGUpper"
     PRETTY_NAME = "nDCG naive upper bound"
-    SHORT_DESC = ("Comparable naive upper bound of nDCG@k: unjudged top-k documents take the best "
-                  "remaining judged grades (Frobe et al. 2023).")
+    SHORT_DESC = (
+        "Comparable naive upper bound of nDCG@k: unjudged top-k documents take the best "
+        "remaining judged grades (Frobe et al. 2023)."
+    )
     SUPPORTED_PARAMS = {"gain": GAIN_PARAM, "cutoff": CUTOFF_PARAM}
 
     def compute(self, ranked, qrels):
@@ -263,24 +285,44 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
     __name__ = "BootNDCG"
     NAME = "BootNDCG"
     PRETTY_NAME = "Bootstrapped nDCG"
-    SHORT_DESC = ("nDCG@k with unjudged top-k grades bootstrapped from pool/run priors (Frobe et al. "
-                  "2023); value = most likely replicate or a percentile.")
+    SHORT_DESC = (
+        "nDCG@k with unjudged top-k grades bootstrapped from pool/run priors (Frobe et al. "
+        "2023); value = most likely replicate or a percentile."
+    )
     EXAMPLE = "BootNDCG(prior=pool,stat=p95)@10"
     SUPPORTED_PARAMS = {
-        "prior": Param(str, default="pool+run", choices=PRIORS,
-                       desc="prior over grades: run (judged top-k docs), pool (all judged docs), or their average"),
+        "prior": Param(
+            str,
+            default="pool+run",
+            choices=PRIORS,
+            desc="prior over grades: run (judged top-k docs), pool (all judged docs), or their average",
+        ),
         "b": Param(int, default=1000, minimum=1, desc="number of bootstrap replicates"),
         "stat": StatParam(desc="statistic of the replicates that is the value"),
-        "seed": Param(int, default=42, minimum=0, allow_none=True,
-                      desc="random seed; none draws fresh entropy (results then not reproducible)"),
+        "seed": Param(
+            int,
+            default=42,
+            minimum=0,
+            allow_none=True,
+            desc="random seed; none draws fresh entropy (results then not reproducible)",
+        ),
         "gain": GAIN_PARAM,
-        "order": Param(str, default="rank", choices=ORDERS,
-                       desc="processing order of unjudged docs (docid under compat=ecir23)"),
-        "pool_scope": Param(str, default="topic", choices=POOL_SCOPES,
-                            desc="pool prior from the topic's judgments or the whole qrels (collection "
-                                 "under compat=ecir23)"),
-        "compat": Param(str, default=None, choices=tuple(_COMPAT_DEFAULTS), allow_none=True,
-                        desc="ecir23: behave like the published ECIR-23 code"),
+        "order": Param(
+            str, default="rank", choices=ORDERS, desc="processing order of unjudged docs (docid under compat=ecir23)"
+        ),
+        "pool_scope": Param(
+            str,
+            default="topic",
+            choices=POOL_SCOPES,
+            desc="pool prior from the topic's judgments or the whole qrels (collection under compat=ecir23)",
+        ),
+        "compat": Param(
+            str,
+            default=None,
+            choices=tuple(_COMPAT_DEFAULTS),
+            allow_none=True,
+            desc="ecir23: behave like the published ECIR-23 code",
+        ),
         "cutoff": CUTOFF_PARAM,
     }
     METRIC_TYPE = BootstrapMetric
@@ -292,20 +334,29 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
         return self.SUPPORTED_PARAMS[name].default
 
     # -- the distribution --------------------------------------------------------------------------------
-    def replicates(self, ranked, qrels, _setup: Optional[dict] = None) -> np.ndarray:
+    def replicates(self, ranked, qrels, _setup: dict | None = None) -> np.ndarray:
         """``[rows × b]`` replicates, one row per row of ``ranked``."""
         setup = _setup if _setup is not None else self.setup(ranked, qrels)
         return kernels.bootstrap_replicates(
-            setup["unjudged"], setup["sequence"], setup["base_dcg"], setup["idcg"], setup["prior"],
-            setup["reservoir"], setup["gains"], ranked.topic_of_row,
-            topic_streams(qrels.topic_ids, self.get("seed"), self.get("b")), self.get("b"))
+            setup["unjudged"],
+            setup["sequence"],
+            setup["base_dcg"],
+            setup["idcg"],
+            setup["prior"],
+            setup["reservoir"],
+            setup["gains"],
+            ranked.topic_of_row,
+            topic_streams(qrels.topic_ids, self.get("seed"), self.get("b")),
+            self.get("b"),
+        )
 
-    def setup(self, ranked, qrels) -> Dict[str, Any]:
+    def setup(self, ranked, qrels) -> dict[str, Any]:
         """Per-row inputs of the sampler: unjudged cells, processing order, judged DCG, ideal DCG,
         prior ``[rows × levels]``, reservoir ``[rows × levels]``, gains, and the full-grade reservoir."""
         compat = self.get("compat") == "ecir23"
-        codes, unjudged, topic_counts, judged_counts, gains, idcg = self._inputs(ranked, qrels,
-                                                                                 negative_is_judged=compat)
+        codes, unjudged, topic_counts, judged_counts, gains, idcg = self._inputs(
+            ranked, qrels, negative_is_judged=compat
+        )
         rows = codes.shape[0]
         n_grades = topic_counts.shape[1]
         full_reservoir = ranked.per_topic(topic_counts) - judged_counts
@@ -322,12 +373,16 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
 
         kind = self.get("prior")
         if collection:
-            pool_topic = kernels.count_prior(_levels(topic_counts.sum(axis=0, keepdims=True), levels),
-                                             np.array([topic_counts.sum()]), modelled_topic[:1])
+            pool_topic = kernels.count_prior(
+                _levels(topic_counts.sum(axis=0, keepdims=True), levels),
+                np.array([topic_counts.sum()]),
+                modelled_topic[:1],
+            )
             pool = np.repeat(pool_topic, rows, axis=0)
         else:
-            pool = ranked.per_topic(kernels.count_prior(_levels(topic_counts, levels),
-                                                        topic_counts.sum(axis=1), modelled_topic))
+            pool = ranked.per_topic(
+                kernels.count_prior(_levels(topic_counts, levels), topic_counts.sum(axis=1), modelled_topic)
+            )
         n_judged = judged_counts.sum(axis=1)
         if kind == "pool":
             prior = pool
@@ -340,22 +395,31 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             prior = np.where(none_judged[:, None], np.eye(levels)[0][None, :], prior)
 
         sequence = _docid_sequence(ranked, unjudged) if self.get("order") == "docid" else None
-        return {"codes": codes, "unjudged": unjudged, "sequence": sequence,
-                "base_dcg": kernels.dcg(codes, gains), "idcg": idcg, "prior": prior,
-                "reservoir": reservoir, "full_reservoir": full_reservoir, "gains": gains}
+        return {
+            "codes": codes,
+            "unjudged": unjudged,
+            "sequence": sequence,
+            "base_dcg": kernels.dcg(codes, gains),
+            "idcg": idcg,
+            "prior": prior,
+            "reservoir": reservoir,
+            "full_reservoir": full_reservoir,
+            "gains": gains,
+        }
 
     # -- values -----------------------------------------------------------------------------------------
     def compute(self, ranked, qrels):
         return statistic(self.replicates(ranked, qrels), self.get("stat"))
 
-    def compute_details(self, ranked, qrels) -> Dict[str, np.ndarray]:
+    def compute_details(self, ranked, qrels) -> dict[str, np.ndarray]:
         """``value`` and every :data:`DETAIL_FIELDS` entry per row (for :class:`BootstrapMetric`)."""
         setup = self.setup(ranked, qrels)
         reps = self.replicates(ranked, qrels, setup)
         out = summarize(reps, percentiles=(5, 95))
         out["naive_lower"] = kernels.ndcg(setup["codes"], setup["idcg"], setup["gains"])
-        out["naive_upper"] = self._upper(setup["codes"], setup["unjudged"], setup["full_reservoir"],
-                                         setup["gains"], setup["idcg"])
+        out["naive_upper"] = self._upper(
+            setup["codes"], setup["unjudged"], setup["full_reservoir"], setup["gains"], setup["idcg"]
+        )
         stat = self.get("stat")
         out["value"] = out[stat] if stat in out else statistic(reps, stat)
         return out
@@ -367,7 +431,7 @@ def _levels(counts: np.ndarray, levels: int) -> np.ndarray:
     if counts.shape[1] >= levels:
         return counts[:, :levels]
     out = np.zeros((counts.shape[0], levels), dtype=counts.dtype)
-    out[:, :counts.shape[1]] = counts
+    out[:, : counts.shape[1]] = counts
     return out
 
 
@@ -375,8 +439,10 @@ def _docid_sequence(ranked, unjudged: np.ndarray) -> np.ndarray:
     """A ``[rows × k]`` key whose ascending order is the code-point order of the unjudged documents' ids
     (Python ``sorted``, as in the reference code)."""
     if ranked.doc_ids is None or ranked.row_starts is None:
-        raise ValueError("BootNDCG(order=docid) needs the document ids of the rankings; these "
-                         "RankedLists were built without them (use ir_incomplete.data.rank_runs)")
+        raise ValueError(
+            "BootNDCG(order=docid) needs the document ids of the rankings; these "
+            "RankedLists were built without them (use ir_incomplete.data.rank_runs)"
+        )
     row, col = np.nonzero(unjudged)
     sequence = np.zeros(unjudged.shape, dtype=np.int64)
     if len(row):
@@ -403,7 +469,7 @@ def statistic(replicates: np.ndarray, stat: str, presorted: bool = False) -> np.
     return kernels.percentile(ordered, float(canonical[1:]), presorted=True)
 
 
-def summarize(replicates: np.ndarray, percentiles=(5, 95)) -> Dict[str, np.ndarray]:
+def summarize(replicates: np.ndarray, percentiles=(5, 95)) -> dict[str, np.ndarray]:
     """``mode``, ``mean``, ``median`` and ``pNN`` for each percentile, per row of the replicates
     (rows sorted once)."""
     names = []
@@ -419,7 +485,7 @@ def summarize(replicates: np.ndarray, percentiles=(5, 95)) -> Dict[str, np.ndarr
     return out
 
 
-def topic_streams(topic_ids, seed: Optional[int], b: int):
+def topic_streams(topic_ids, seed: int | None, b: int):
     """``draws(topic_code, n_positions) -> [n_positions × b]`` uniforms of one topic.
 
     Topic ``t`` (its id text) gets ``default_rng(SeedSequence(seed, spawn_key=key(t)))`` with ``key``
@@ -431,7 +497,7 @@ def topic_streams(topic_ids, seed: Optional[int], b: int):
 
     def draws(topic_code, n_positions: int) -> np.ndarray:
         digest = hashlib.blake2b(str(topic_ids[int(topic_code)]).encode("utf-8"), digest_size=16).digest()
-        key = tuple(int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4))
+        key = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
         rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
         return rng.random((int(n_positions), int(b)))
 

@@ -23,18 +23,50 @@ Example::
     print(summarize(result.stats))
     plot_robustness(result.stats, "tau", path="tau.png")
 """
-from ir_incomplete.robustness.degrade import (UNJUDGED_POLICIES, RunPool, depth_pool, leave_one_group_out,
-                                              mixed_pool, round_half_up, sample_judgments, stratified_sample)
-from ir_incomplete.robustness.compare import (agreement, kendall_tau, pearson, per_topic_matrix, rmse,
-                                              swap_rate, swap_rates)
-from ir_incomplete.robustness.study import (DEFAULT_LEVELS, METHODS, StudyResult, robustness_study,
-                                            summarize)
+
+from ir_incomplete.robustness.compare import (
+    agreement,
+    kendall_tau,
+    pearson,
+    per_topic_matrix,
+    rmse,
+    swap_rate,
+    swap_rates,
+)
+from ir_incomplete.robustness.degrade import (
+    UNJUDGED_POLICIES,
+    RunPool,
+    depth_pool,
+    leave_one_group_out,
+    mixed_pool,
+    round_half_up,
+    sample_judgments,
+    stratified_sample,
+)
 from ir_incomplete.robustness.plot import plot_robustness, plot_scatter
+from ir_incomplete.robustness.study import DEFAULT_LEVELS, METHODS, StudyResult, robustness_study, summarize
 
 __all__ = [
-    "UNJUDGED_POLICIES", "RunPool", "sample_judgments", "stratified_sample", "depth_pool", "mixed_pool",
-    "leave_one_group_out", "round_half_up",
-    "kendall_tau", "pearson", "rmse", "agreement", "swap_rates", "swap_rate", "per_topic_matrix",
-    "METHODS", "DEFAULT_LEVELS", "StudyResult", "robustness_study", "summarize",
-    "plot_robustness", "plot_scatter",
+    "UNJUDGED_POLICIES",
+    "RunPool",
+    "sample_judgments",
+    "stratified_sample",
+    "depth_pool",
+    "mixed_pool",
+    "leave_one_group_out",
+    "round_half_up",
+    "kendall_tau",
+    "pearson",
+    "rmse",
+    "agreement",
+    "swap_rates",
+    "swap_rate",
+    "per_topic_matrix",
+    "METHODS",
+    "DEFAULT_LEVELS",
+    "StudyResult",
+    "robustness_study",
+    "summarize",
+    "plot_robustness",
+    "plot_scatter",
 ]

@@ -13,12 +13,13 @@ reference values), ``reference.csv`` (full-judgment scores) and, when matplotlib
 Exit codes: 0 success; 2 usage errors (bad options or parameters, a missing file); 1 data errors (an
 unreadable or malformed file). Errors are one line on stderr.
 """
+
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 __all__ = ["main", "build_parser"]
 
@@ -37,51 +38,107 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from ir_incomplete.robustness.study import METHODS
-    p = _Parser(prog=PROG, description="Degrade the judgments (random samples, shallow pools, "
-                "leave-one-group-out), re-evaluate every run and compare the system rankings with those "
-                "of the full judgments (Kendall tau, Pearson rho, RMS error).")
+
+    p = _Parser(
+        prog=PROG,
+        description="Degrade the judgments (random samples, shallow pools, "
+        "leave-one-group-out), re-evaluate every run and compare the system rankings with those "
+        "of the full judgments (Kendall tau, Pearson rho, RMS error).",
+    )
     p.add_argument("--qrels", required=True, help="full judgments: TREC qrels file (.gz allowed)")
-    p.add_argument("--runs", required=True, nargs="+", metavar="RUN",
-                   help="run files and/or directories of run files (at least 2 runs)")
-    p.add_argument("--measures", required=True, nargs="+", metavar="MEASURE",
-                   help="measure strings, e.g. AP infAP Bpref 'nDCG@10' 'infAP(c=1.5)'")
-    p.add_argument("--method", default="sample", choices=METHODS,
-                   help="degradation: sample, stratified (levels = fractions), depth, mixed (levels = pool "
-                        "depths), logo (levels = groups left out; needs --groups); default sample")
-    p.add_argument("--levels", default=None,
-                   help="comma-separated levels, e.g. 0.05,0.1,0.3,1 (default depends on --method)")
+    p.add_argument(
+        "--runs",
+        required=True,
+        nargs="+",
+        metavar="RUN",
+        help="run files and/or directories of run files (at least 2 runs)",
+    )
+    p.add_argument(
+        "--measures",
+        required=True,
+        nargs="+",
+        metavar="MEASURE",
+        help="measure strings, e.g. AP infAP Bpref 'nDCG@10' 'infAP(c=1.5)'",
+    )
+    p.add_argument(
+        "--method",
+        default="sample",
+        choices=METHODS,
+        help="degradation: sample, stratified (levels = fractions), depth, mixed (levels = pool "
+        "depths), logo (levels = groups left out; needs --groups); default sample",
+    )
+    p.add_argument(
+        "--levels", default=None, help="comma-separated levels, e.g. 0.05,0.1,0.3,1 (default depends on --method)"
+    )
     p.add_argument("--repeats", type=int, default=10, help="random draws per level (default 10)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
-    p.add_argument("--reference", default=None, metavar="MEASURE",
-                   help="compare every measure with this measure on the full judgments (default: each "
-                        "measure with itself)")
+    p.add_argument(
+        "--reference",
+        default=None,
+        metavar="MEASURE",
+        help="compare every measure with this measure on the full judgments (default: each measure with itself)",
+    )
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (created if needed)")
     p.add_argument("--n-jobs", type=int, default=1, help="local worker processes (-1: one per CPU)")
-    p.add_argument("--unjudged", choices=("mark", "drop"), default="mark",
-                   help="removed judgments that stay in the pool: kept as -1 (mark, default) or removed")
-    p.add_argument("--min-relevant", type=int, default=None, help="sample/stratified: relevant documents "
-                   "each topic keeps (default 1)")
-    p.add_argument("--min-nonrelevant", type=int, default=None,
-                   help="stratified: nonrelevant documents each topic keeps (default 10)")
-    p.add_argument("--extra", type=float, default=None,
-                   help="mixed: random extra judgments per topic, as a multiple of the depth pool (default 1)")
-    p.add_argument("--pool-runs", nargs="+", default=None, metavar="NAME",
-                   help="depth/mixed/logo: names of the runs that form the pools (default: all runs)")
-    p.add_argument("--groups", default=None, metavar="CSV",
-                   help="logo: CSV file with a 'run' column and a group column (see --group-column)")
-    p.add_argument("--group-column", default="group", help="column of --groups naming the group (default "
-                   "'group'; e.g. 'team')")
+    p.add_argument(
+        "--unjudged",
+        choices=("mark", "drop"),
+        default="mark",
+        help="removed judgments that stay in the pool: kept as -1 (mark, default) or removed",
+    )
+    p.add_argument(
+        "--min-relevant",
+        type=int,
+        default=None,
+        help="sample/stratified: relevant documents each topic keeps (default 1)",
+    )
+    p.add_argument(
+        "--min-nonrelevant",
+        type=int,
+        default=None,
+        help="stratified: nonrelevant documents each topic keeps (default 10)",
+    )
+    p.add_argument(
+        "--extra",
+        type=float,
+        default=None,
+        help="mixed: random extra judgments per topic, as a multiple of the depth pool (default 1)",
+    )
+    p.add_argument(
+        "--pool-runs",
+        nargs="+",
+        default=None,
+        metavar="NAME",
+        help="depth/mixed/logo: names of the runs that form the pools (default: all runs)",
+    )
+    p.add_argument(
+        "--groups",
+        default=None,
+        metavar="CSV",
+        help="logo: CSV file with a 'run' column and a group column (see --group-column)",
+    )
+    p.add_argument(
+        "--group-column", default="group", help="column of --groups naming the group (default 'group'; e.g. 'team')"
+    )
     p.add_argument("--pool-depth", type=int, default=None, help="logo: pool depth (default 100)")
-    p.add_argument("--negative", choices=("pooled_unjudged", "zero"), default="pooled_unjudged",
-                   help="meaning of negative qrels grades (default pooled_unjudged, as trec_eval)")
-    p.add_argument("--score-precision", choices=("float32", "float64"), default="float32",
-                   help="score comparison precision (default float32, as trec_eval 9)")
+    p.add_argument(
+        "--negative",
+        choices=("pooled_unjudged", "zero"),
+        default="pooled_unjudged",
+        help="meaning of negative qrels grades (default pooled_unjudged, as trec_eval)",
+    )
+    p.add_argument(
+        "--score-precision",
+        choices=("float32", "float64"),
+        default="float32",
+        help="score comparison precision (default float32, as trec_eval 9)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-plots", action="store_true", help="write no PNG files")
     return p
 
 
-def _levels(text: Optional[str], method: str) -> Optional[List]:
+def _levels(text: str | None, method: str) -> list | None:
     if text is None:
         return None
     items = [t.strip() for t in text.split(",") if t.strip()]
@@ -104,16 +161,17 @@ def _levels(text: Optional[str], method: str) -> Optional[List]:
 
 def _groups(path: str, column: str):
     import pandas as pd
+
     if not os.path.isfile(path):
         raise _UsageError(f"--groups: no such file: {path}")
     frame = pd.read_csv(path, dtype=str)
     for col in ("run", column):
         if col not in frame.columns:
             raise _UsageError(f"--groups: {path} has no column {col!r} (columns: {', '.join(frame.columns)})")
-    return dict(zip(frame["run"], frame[column]))
+    return dict(zip(frame["run"], frame[column], strict=True))
 
 
-def _run_files(items: Sequence[str]) -> List[str]:
+def _run_files(items: Sequence[str]) -> list[str]:
     for item in items:
         if not os.path.exists(item):
             raise _UsageError(f"--runs: no such file or directory: {item}")
@@ -124,13 +182,20 @@ def _options(args) -> dict:
     opts = {}
     if args.unjudged != "mark":
         opts["unjudged"] = args.unjudged
-    pairs = {"sample": [("min_relevant", args.min_relevant)],
-             "stratified": [("min_relevant", args.min_relevant), ("min_nonrelevant", args.min_nonrelevant)],
-             "depth": [("pool_runs", args.pool_runs)],
-             "mixed": [("pool_runs", args.pool_runs), ("extra", args.extra)],
-             "logo": [("pool_runs", args.pool_runs), ("depth", args.pool_depth)]}[args.method]
-    flags = {"min_relevant": "--min-relevant", "min_nonrelevant": "--min-nonrelevant", "extra": "--extra",
-             "pool_runs": "--pool-runs", "depth": "--pool-depth"}
+    pairs = {
+        "sample": [("min_relevant", args.min_relevant)],
+        "stratified": [("min_relevant", args.min_relevant), ("min_nonrelevant", args.min_nonrelevant)],
+        "depth": [("pool_runs", args.pool_runs)],
+        "mixed": [("pool_runs", args.pool_runs), ("extra", args.extra)],
+        "logo": [("pool_runs", args.pool_runs), ("depth", args.pool_depth)],
+    }[args.method]
+    flags = {
+        "min_relevant": "--min-relevant",
+        "min_nonrelevant": "--min-nonrelevant",
+        "extra": "--extra",
+        "pool_runs": "--pool-runs",
+        "depth": "--pool-depth",
+    }
     allowed = {k for k, _ in pairs}
     for key, flag in flags.items():
         value = getattr(args, "pool_depth" if key == "depth" else key)
@@ -146,7 +211,7 @@ def _options(args) -> dict:
     return opts
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run a robustness study; returns the exit code (0 success, 1 data error, 2 usage error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -168,15 +233,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import pandas as pd
 
     from ir_incomplete.robustness.study import robustness_study, summarize
+
     try:
         from ir_incomplete.api import as_run_mapping
+
         run_map = {}
         for item in runs:
             run_map.update(as_run_mapping(item))
-        result = robustness_study(run_map, args.qrels, args.measures, method=args.method, levels=levels,
-                                  repeats=args.repeats, seed=args.seed, reference=args.reference,
-                                  n_jobs=args.n_jobs, progress=not args.no_progress, options=options,
-                                  negative=args.negative, score_precision=args.score_precision)
+        result = robustness_study(
+            run_map,
+            args.qrels,
+            args.measures,
+            method=args.method,
+            levels=levels,
+            repeats=args.repeats,
+            seed=args.seed,
+            reference=args.reference,
+            n_jobs=args.n_jobs,
+            progress=not args.no_progress,
+            options=options,
+            negative=args.negative,
+            score_precision=args.score_precision,
+        )
     except ValueError as exc:
         sys.stderr.write(f"{PROG}: error: {' '.join(str(exc).split())}\n")
         return EXIT_USAGE
@@ -194,13 +272,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not args.no_plots:
         try:
             from ir_incomplete.robustness.plot import plot_robustness
+
             for stat in ("tau", "rmse"):
                 name = f"robustness_{stat}.png"
                 plot_robustness(result.stats, stat, path=os.path.join(args.out, name))
                 written.append(name)
         except ImportError:
-            sys.stderr.write(f"{PROG}: matplotlib is not installed; no plots written "
-                             f"(pip install ir_incomplete[plot])\n")
+            sys.stderr.write(
+                f"{PROG}: matplotlib is not installed; no plots written (pip install ir_incomplete[plot])\n"
+            )
     with pd.option_context("display.width", 120, "display.max_rows", 500):
         sys.stdout.write(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
     sys.stdout.write(f"wrote {', '.join(written)} to {args.out}\n")

@@ -9,9 +9,8 @@
 
 ``scipy`` is imported when a function needs it.
 """
-from __future__ import annotations
 
-from typing import Dict, Tuple
+from __future__ import annotations
 
 import numpy as np
 import pandas as pd
@@ -19,13 +18,15 @@ import pandas as pd
 __all__ = ["kendall_tau", "pearson", "rmse", "agreement", "swap_rates", "swap_rate", "per_topic_matrix"]
 
 
-def _pair(x, y) -> Tuple[np.ndarray, np.ndarray]:
+def _pair(x, y) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(x, pd.Series) and isinstance(y, pd.Series):
         only_x = x.index.difference(y.index)
         only_y = y.index.difference(x.index)
         if len(only_x) or len(only_y):
-            raise ValueError(f"the two score vectors cover different runs: only in x {list(only_x)[:5]}, "
-                             f"only in y {list(only_y)[:5]}")
+            raise ValueError(
+                f"the two score vectors cover different runs: only in x {list(only_x)[:5]}, "
+                f"only in y {list(only_y)[:5]}"
+            )
         if not x.index.is_unique or not y.index.is_unique:
             raise ValueError("the score vectors list a run more than once (index must be unique)")
         y = y.reindex(x.index)
@@ -44,6 +45,7 @@ def kendall_tau(x, y) -> float:
     """Kendall's τ between the rankings the two score vectors induce (``scipy.stats.kendalltau``,
     τ-b: ties in either vector are accounted for). NaN when a vector is constant."""
     from scipy import stats
+
     a, b = _pair(x, y)
     return float(stats.kendalltau(a, b).statistic)
 
@@ -54,6 +56,7 @@ def pearson(x, y) -> float:
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
     from scipy import stats
+
     return float(stats.pearsonr(a, b).statistic)
 
 
@@ -64,7 +67,7 @@ def rmse(x, y) -> float:
     return float(np.sqrt(np.mean((a - b) ** 2)))
 
 
-def agreement(x, y) -> Dict[str, float]:
+def agreement(x, y) -> dict[str, float]:
     """``{"tau": …, "pearson": …, "rmse": …}`` of two per-run score vectors."""
     return {"tau": kendall_tau(x, y), "pearson": pearson(x, y), "rmse": rmse(x, y)}
 
@@ -76,8 +79,9 @@ def per_topic_matrix(per_topic) -> pd.DataFrame:
     if isinstance(per_topic, pd.DataFrame) and {"run", "query_id", "value"} <= set(per_topic.columns):
         frame = per_topic
         if "measure" in frame.columns and frame["measure"].nunique() > 1:
-            raise ValueError(f"per_topic holds several measures ({sorted(frame['measure'].unique())}); "
-                             f"select one first")
+            raise ValueError(
+                f"per_topic holds several measures ({sorted(frame['measure'].unique())}); select one first"
+            )
         if frame.duplicated(["run", "query_id"]).any():
             raise ValueError("per_topic lists a (run, query_id) pair more than once")
         wide = frame.pivot(index="run", columns="query_id", values="value")
@@ -87,8 +91,9 @@ def per_topic_matrix(per_topic) -> pd.DataFrame:
         wide = pd.DataFrame(np.asarray(per_topic, dtype=np.float64))
     if wide.isna().to_numpy().any():
         rows, cols = np.nonzero(wide.isna().to_numpy())
-        raise ValueError(f"no value for run {wide.index[rows[0]]!r} on topic {wide.columns[cols[0]]!r} "
-                         f"({len(rows)} missing values)")
+        raise ValueError(
+            f"no value for run {wide.index[rows[0]]!r} on topic {wide.columns[cols[0]]!r} ({len(rows)} missing values)"
+        )
     return wide.astype(np.float64)
 
 
@@ -104,14 +109,17 @@ def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_widt
     comparisons, swaps, swap_rate`` (= swaps / comparisons).
     """
     from ir_incomplete.robustness.degrade import _check_int, _rng
+
     wide = per_topic_matrix(per_topic)
     values = wide.to_numpy()
     n_runs, n_topics = values.shape
     subset_size = _check_int(subset_size, "subset_size", 1)
     trials = _check_int(trials, "trials", 1)
     if 2 * subset_size > n_topics:
-        raise ValueError(f"subset_size={subset_size} needs 2 × {subset_size} = {2 * subset_size} topics for "
-                         f"two disjoint sets, but there are {n_topics}")
+        raise ValueError(
+            f"subset_size={subset_size} needs 2 × {subset_size} = {2 * subset_size} topics for "
+            f"two disjoint sets, but there are {n_topics}"
+        )
     if n_runs < 2:
         raise ValueError(f"need at least 2 runs (got {n_runs})")
     if not (isinstance(bin_width, (int, float)) and not isinstance(bin_width, bool) and bin_width > 0):
@@ -125,9 +133,9 @@ def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_widt
     while done < trials:
         m = min(chunk, trials - done)
         perm = np.argsort(rng.random((m, n_topics)), axis=1)
-        first = values[:, perm[:, :subset_size]].mean(axis=2)                  # runs × m
-        second = values[:, perm[:, subset_size:2 * subset_size]].mean(axis=2)
-        d1 = first[i] - first[j]                                                 # pairs × m
+        first = values[:, perm[:, :subset_size]].mean(axis=2)  # runs × m
+        second = values[:, perm[:, subset_size : 2 * subset_size]].mean(axis=2)
+        d1 = first[i] - first[j]  # pairs × m
         d2 = second[i] - second[j]
         bins = np.floor(np.abs(d1) / bin_width + 1e-12).astype(np.int64).ravel()
         swapped = (d1 * d2 < 0).ravel()
@@ -139,16 +147,21 @@ def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_widt
         swaps[:n_bins] += np.bincount(bins[swapped], minlength=n_bins)
         done += m
     nonempty = np.flatnonzero(comparisons)
-    return pd.DataFrame({"bin_low": nonempty * bin_width, "bin_high": (nonempty + 1) * bin_width,
-                         "comparisons": comparisons[nonempty], "swaps": swaps[nonempty],
-                         "swap_rate": swaps[nonempty] / comparisons[nonempty]})
+    return pd.DataFrame(
+        {
+            "bin_low": nonempty * bin_width,
+            "bin_high": (nonempty + 1) * bin_width,
+            "comparisons": comparisons[nonempty],
+            "swaps": swaps[nonempty],
+            "swap_rate": swaps[nonempty] / comparisons[nonempty],
+        }
+    )
 
 
 def swap_rate(per_topic, subset_size: int, trials: int = 1000, seed=0, min_difference: float = 0.0) -> float:
     """Overall swap rate: swaps / comparisons over all run pairs whose |d₁| ≥ ``min_difference``
     (see :func:`swap_rates`)."""
-    if not (isinstance(min_difference, (int, float)) and not isinstance(min_difference, bool)
-            and min_difference >= 0):
+    if not (isinstance(min_difference, (int, float)) and not isinstance(min_difference, bool) and min_difference >= 0):
         raise ValueError(f"min_difference={min_difference!r} is not valid; expected a number >= 0")
     width = 1e-3 if min_difference == 0 else min_difference
     table = swap_rates(per_topic, subset_size, trials=trials, seed=seed, bin_width=width)

@@ -25,11 +25,11 @@ Pools are formed from the runs' top-``depth`` documents in trec_eval's ranking o
 compared in single precision by default, ties broken by document id descending), see :class:`RunPool`.
 Everything is vectorized over topics and documents.
 """
+
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,8 +37,14 @@ import pandas as pd
 from ir_incomplete.data import SCORE_PRECISIONS, Qrels, run_columns, trec_order
 
 __all__ = [
-    "UNJUDGED_POLICIES", "RunPool", "sample_judgments", "stratified_sample", "depth_pool", "mixed_pool",
-    "leave_one_group_out", "round_half_up",
+    "UNJUDGED_POLICIES",
+    "RunPool",
+    "sample_judgments",
+    "stratified_sample",
+    "depth_pool",
+    "mixed_pool",
+    "leave_one_group_out",
+    "round_half_up",
 ]
 
 UNJUDGED_POLICIES = ("mark", "drop")
@@ -59,7 +65,7 @@ def _check_fraction(fraction, name: str = "fraction") -> float:
     return fraction
 
 
-def _check_int(value, name: str, minimum: int, allow_none: bool = False) -> Optional[int]:
+def _check_int(value, name: str, minimum: int, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -114,9 +120,13 @@ class _Judgments:
 
     def frame(self, rows: np.ndarray, relevance: np.ndarray) -> pd.DataFrame:
         """A new qrels DataFrame of the selected ``rows`` (boolean mask) with grades ``relevance``."""
-        return pd.DataFrame({"query_id": pd.Series(self.qids[rows], dtype=object),
-                             "doc_id": pd.Series(self.dids[rows], dtype=object),
-                             "relevance": pd.Series(relevance[rows], dtype=np.int64)})
+        return pd.DataFrame(
+            {
+                "query_id": pd.Series(self.qids[rows], dtype=object),
+                "doc_id": pd.Series(self.dids[rows], dtype=object),
+                "relevance": pd.Series(relevance[rows], dtype=np.int64),
+            }
+        )
 
     def result(self, kept: np.ndarray, marked: np.ndarray, unjudged: str) -> pd.DataFrame:
         """``kept`` rows keep their grade; ``marked`` rows stay as −1 under ``"mark"``."""
@@ -137,30 +147,41 @@ def _judgments(qrels) -> _Judgments:
     qids = parsed.topic_ids[parsed.keys // n_docs]
     dids = parsed.doc_ids[parsed.keys % n_docs]
     grades = np.where(parsed.grades < 0, -1, parsed.grades).astype(np.int64)
-    topic_ids, topic = np.unique(qids.astype(object), return_inverse=True) if len(qids) else (
-        np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64))
+    topic_ids, topic = (
+        np.unique(qids.astype(object), return_inverse=True)
+        if len(qids)
+        else (np.zeros(0, dtype=object), np.zeros(0, dtype=np.int64))
+    )
     if len(dids):
         _, doc_rank = np.unique(dids.astype(object), return_inverse=True)
         order = np.lexsort((doc_rank.reshape(-1), topic.reshape(-1)))
     else:
         order = np.zeros(0, dtype=np.int64)
     topic = np.asarray(topic).reshape(-1)[order].astype(np.int64)
-    return _Judgments(qids=np.asarray(qids, dtype=object)[order], dids=np.asarray(dids, dtype=object)[order],
-                      grades=grades[order], topic=topic, topic_ids=np.asarray(topic_ids, dtype=object))
+    return _Judgments(
+        qids=np.asarray(qids, dtype=object)[order],
+        dids=np.asarray(dids, dtype=object)[order],
+        grades=grades[order],
+        topic=topic,
+        topic_ids=np.asarray(topic_ids, dtype=object),
+    )
 
 
 def _rng(seed) -> np.random.Generator:
     try:
         return np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"seed={seed!r} is not a valid seed (an int, a numpy SeedSequence or Generator): {exc}")
+        raise ValueError(
+            f"seed={seed!r} is not a valid seed (an int, a numpy SeedSequence or Generator): {exc}"
+        ) from None
 
 
 # ---------------------------------------------------------------------------------------------------
 # random samples of the judgments
 # ---------------------------------------------------------------------------------------------------
-def sample_judgments(qrels, fraction: float, seed, min_relevant: int = 1, *, rel: int = 1,
-                     unjudged: str = "mark") -> pd.DataFrame:
+def sample_judgments(
+    qrels, fraction: float, seed, min_relevant: int = 1, *, rel: int = 1, unjudged: str = "mark"
+) -> pd.DataFrame:
     """A uniform random sample of each topic's judgments (Yilmaz & Aslam, KAIS 2008, §3.1).
 
     For a topic with n judged documents, k = round_half_up(fraction · n) of them are drawn uniformly
@@ -198,15 +219,24 @@ def sample_judgments(qrels, fraction: float, seed, min_relevant: int = 1, *, rel
         keys[redo] = rng.random(len(redo))
         chosen[redo] = _rank_within(t[redo], keys[redo]) < k_t[t[redo]]
     else:  # pragma: no cover - probability vanishes
-        raise RuntimeError(f"could not draw {min_relevant} relevant documents for some topics in "
-                           f"{_MAX_RESAMPLING_ROUNDS} rounds")
+        raise RuntimeError(
+            f"could not draw {min_relevant} relevant documents for some topics in {_MAX_RESAMPLING_ROUNDS} rounds"
+        )
     kept = np.zeros(len(judg.grades), dtype=bool)
     kept[idx[chosen]] = True
     return judg.result(kept, np.ones(len(judg.grades), dtype=bool), unjudged)
 
 
-def stratified_sample(qrels, fraction: float, seed, *, min_relevant: int = 1, min_nonrelevant: int = 10,
-                      rel: int = 1, unjudged: str = "mark") -> pd.DataFrame:
+def stratified_sample(
+    qrels,
+    fraction: float,
+    seed,
+    *,
+    min_relevant: int = 1,
+    min_nonrelevant: int = 10,
+    rel: int = 1,
+    unjudged: str = "mark",
+) -> pd.DataFrame:
     """The same fraction of each topic's judgments of every grade (Ahlgren & Grönqvist, IP&M 2008, §6.3).
 
     For each topic and grade g with c_g judged documents, round_half_up(fraction · c_g) of them are drawn
@@ -252,8 +282,9 @@ def stratified_sample(qrels, fraction: float, seed, *, min_relevant: int = 1, mi
 # ---------------------------------------------------------------------------------------------------
 # pools
 # ---------------------------------------------------------------------------------------------------
-def _as_run_mapping(runs) -> "dict":
+def _as_run_mapping(runs) -> dict:
     from ir_incomplete.api import as_run_mapping
+
     return as_run_mapping(runs)
 
 
@@ -274,11 +305,12 @@ class RunPool:
         if isinstance(runs, RunPool):
             runs = runs._source
         if score_precision not in SCORE_PRECISIONS:
-            raise ValueError(f"score_precision={score_precision!r} is not valid; "
-                             f"choices: {', '.join(SCORE_PRECISIONS)}")
+            raise ValueError(
+                f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}"
+            )
         run_map = _as_run_mapping(runs)
         self._source = run_map
-        self.run_names: List[str] = list(run_map)
+        self.run_names: list[str] = list(run_map)
         self.score_precision = score_precision
         q_parts, d_parts, s_parts, r_parts = [], [], [], []
         for no, name in enumerate(self.run_names):
@@ -317,7 +349,7 @@ class RunPool:
     def __len__(self) -> int:
         return len(self.rank)
 
-    def _run_mask(self, runs: Optional[Iterable[str]]) -> np.ndarray:
+    def _run_mask(self, runs: Iterable[str] | None) -> np.ndarray:
         if runs is None:
             return np.ones(len(self.rank), dtype=bool)
         runs = list(runs)
@@ -329,7 +361,7 @@ class RunPool:
         wanted[[self.run_names.index(r) for r in runs]] = True
         return wanted[self.run]
 
-    def pool_keys(self, depth: Optional[int], runs: Optional[Iterable[str]] = None) -> np.ndarray:
+    def pool_keys(self, depth: int | None, runs: Iterable[str] | None = None) -> np.ndarray:
         """Sorted unique ``topic * n_docs + doc`` keys of the pool (codes of this object)."""
         depth = _check_int(depth, "depth", 1, allow_none=True)
         sel = self._run_mask(runs)
@@ -345,18 +377,23 @@ class RunPool:
         keys[(t < 0) | (d < 0)] = -1
         return keys
 
-    def contains(self, qids: np.ndarray, dids: np.ndarray, depth: Optional[int],
-                 runs: Optional[Iterable[str]] = None) -> np.ndarray:
+    def contains(
+        self, qids: np.ndarray, dids: np.ndarray, depth: int | None, runs: Iterable[str] | None = None
+    ) -> np.ndarray:
         """Boolean mask: is each (query id, doc id) in the depth-``depth`` pool of ``runs``?"""
         keys = self.keys_of(qids, dids)
         return np.isin(keys, self.pool_keys(depth, runs)) & (keys >= 0)
 
-    def pool(self, depth: Optional[int], runs: Optional[Iterable[str]] = None) -> pd.DataFrame:
+    def pool(self, depth: int | None, runs: Iterable[str] | None = None) -> pd.DataFrame:
         """The pool as a ``query_id/doc_id`` DataFrame (topic-major, in first-seen order of the runs)."""
         keys = self.pool_keys(depth, runs)
         n_docs = max(len(self.doc_ids), 1)
-        return pd.DataFrame({"query_id": pd.Series(self.topic_ids[keys // n_docs], dtype=object),
-                             "doc_id": pd.Series(self.doc_ids[keys % n_docs], dtype=object)})
+        return pd.DataFrame(
+            {
+                "query_id": pd.Series(self.topic_ids[keys // n_docs], dtype=object),
+                "doc_id": pd.Series(self.doc_ids[keys % n_docs], dtype=object),
+            }
+        )
 
 
 def _pool_of(runs, score_precision: str) -> RunPool:
@@ -367,8 +404,7 @@ def _pool_of(runs, score_precision: str) -> RunPool:
     return RunPool(runs, score_precision)
 
 
-def depth_pool(qrels, runs, depth: int, *, unjudged: str = "mark",
-               score_precision: str = "float32") -> pd.DataFrame:
+def depth_pool(qrels, runs, depth: int, *, unjudged: str = "mark", score_precision: str = "float32") -> pd.DataFrame:
     """The judgments of a depth-``depth`` pool of ``runs``: only qrels documents that some run ranks in
     its top ``depth`` for that topic are kept (a shallower TREC pool; Yilmaz & Aslam, KAIS 2008, §4.5.5).
 
@@ -384,8 +420,9 @@ def depth_pool(qrels, runs, depth: int, *, unjudged: str = "mark",
     return judg.result(inside, inside, unjudged)
 
 
-def mixed_pool(qrels, runs, depth: int, extra: float, seed, *, unjudged: str = "mark",
-               score_precision: str = "float32") -> pd.DataFrame:
+def mixed_pool(
+    qrels, runs, depth: int, extra: float, seed, *, unjudged: str = "mark", score_precision: str = "float32"
+) -> pd.DataFrame:
     """A depth-``depth`` pool plus random documents from the rest of the full pool (Yilmaz & Aslam,
     KAIS 2008, §4.5.5: a depth-10 pool plus as many documents again sampled from the depth-100 pool).
 
@@ -396,10 +433,16 @@ def mixed_pool(qrels, runs, depth: int, extra: float, seed, *, unjudged: str = "
     under ``unjudged="mark"`` every judged document not kept stays as −1 (pooled but unjudged).
     """
     depth = _check_int(depth, "depth", 1)
-    if isinstance(extra, bool) or not isinstance(extra, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(extra) or extra < 0:
-        raise ValueError(f"extra={extra!r} is not valid; expected a number >= 0 (extra documents per "
-                         f"topic as a multiple of the depth pool's judged documents; 1 = as many)")
+    if (
+        isinstance(extra, bool)
+        or not isinstance(extra, (int, float, np.integer, np.floating))
+        or not np.isfinite(extra)
+        or extra < 0
+    ):
+        raise ValueError(
+            f"extra={extra!r} is not valid; expected a number >= 0 (extra documents per "
+            f"topic as a multiple of the depth pool's judged documents; 1 = as many)"
+        )
     unjudged = _check_unjudged(unjudged)
     judg = _judgments(qrels)
     rng = _rng(seed)
@@ -423,21 +466,26 @@ def _group_map(groups, run_names: Sequence[str]) -> dict:
     elif isinstance(groups, pd.DataFrame):
         if not {"run", "group"} <= set(map(str, groups.columns)):
             raise ValueError(f"groups DataFrame needs columns 'run' and 'group' (found {list(groups.columns)})")
-        mapping = {str(r): str(g) for r, g in zip(groups["run"], groups["group"])}
+        mapping = {str(r): str(g) for r, g in zip(groups["run"], groups["group"], strict=True)}
     elif isinstance(groups, Mapping):
         mapping = {str(k): str(v) for k, v in groups.items()}
     else:
-        raise ValueError("groups must map run names to group names (a dict, a Series, or a DataFrame with "
-                         f"columns 'run' and 'group'); got {type(groups).__name__}")
+        raise ValueError(
+            "groups must map run names to group names (a dict, a Series, or a DataFrame with "
+            f"columns 'run' and 'group'); got {type(groups).__name__}"
+        )
     missing = [r for r in run_names if r not in mapping]
     if missing:
-        raise ValueError(f"groups gives no group for runs {missing[:10]}{' …' if len(missing) > 10 else ''} "
-                         f"({len(missing)} of {len(run_names)} runs)")
+        raise ValueError(
+            f"groups gives no group for runs {missing[:10]}{' …' if len(missing) > 10 else ''} "
+            f"({len(missing)} of {len(run_names)} runs)"
+        )
     return mapping
 
 
-def leave_one_group_out(qrels, runs, groups, group: str, depth: Optional[int], *, unjudged: str = "mark",
-                        score_precision: str = "float32") -> pd.DataFrame:
+def leave_one_group_out(
+    qrels, runs, groups, group: str, depth: int | None, *, unjudged: str = "mark", score_precision: str = "float32"
+) -> pd.DataFrame:
     """The judgments as if ``group`` had not contributed to the pool (Fröbe et al., ECIR 2023, §4.1).
 
     The pool is the union of the top-``depth`` documents (``None``: whole rankings) of ``runs``;
@@ -461,4 +509,3 @@ def leave_one_group_out(qrels, runs, groups, group: str, depth: Optional[int], *
     in_others = np.isin(keys, pool.pool_keys(depth, others)) & (keys >= 0) if others else np.zeros(len(keys), bool)
     removed = in_mine & ~in_others
     return judg.result(~removed, ~removed, unjudged)
-

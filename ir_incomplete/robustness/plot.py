@@ -8,9 +8,10 @@
 Both draw on a new ``matplotlib.figure.Figure`` (no pyplot state, any backend) or on a given ``ax``,
 return the ``Figure`` and save a PNG when ``path`` is given.
 """
+
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,15 +19,20 @@ import pandas as pd
 __all__ = ["plot_robustness", "plot_scatter", "STATISTICS"]
 
 STATISTICS = {"tau": "Kendall τ", "pearson": "Pearson ρ", "rmse": "RMS error"}
-_LEVEL_LABELS = {"sample": "fraction of judgments kept", "stratified": "fraction of judgments kept (per grade)",
-                 "depth": "pool depth", "mixed": "pool depth (+ random extra judgments)",
-                 "logo": "group left out of the pool"}
+_LEVEL_LABELS = {
+    "sample": "fraction of judgments kept",
+    "stratified": "fraction of judgments kept (per grade)",
+    "depth": "pool depth",
+    "mixed": "pool depth (+ random extra judgments)",
+    "logo": "group left out of the pool",
+}
 
 
 def _figure(ax, figsize):
     if ax is not None:
         return ax.figure, ax
     from matplotlib.figure import Figure
+
     fig = Figure(figsize=figsize, layout="constrained")
     return fig, fig.add_subplot()
 
@@ -36,9 +42,20 @@ def _save(fig, path, dpi):
         fig.savefig(path, dpi=dpi)
 
 
-def plot_robustness(stats: pd.DataFrame, statistic: str = "tau", *, measures: Optional[Sequence[str]] = None,
-                    ax=None, title: Optional[str] = None, xlabel: Optional[str] = None, logx: bool = False,
-                    band: bool = True, path=None, dpi: int = 100, figsize=(5.0, 3.6)):
+def plot_robustness(
+    stats: pd.DataFrame,
+    statistic: str = "tau",
+    *,
+    measures: Sequence[str] | None = None,
+    ax=None,
+    title: str | None = None,
+    xlabel: str | None = None,
+    logx: bool = False,
+    band: bool = True,
+    path=None,
+    dpi: int = 100,
+    figsize=(5.0, 3.6),
+):
     """Robustness curves: ``statistic`` (``"tau"``, ``"pearson"`` or ``"rmse"``) of ``stats`` (from
     :func:`ir_incomplete.robustness.robustness_study`) against the level, one line per measure.
 
@@ -73,8 +90,14 @@ def plot_robustness(stats: pd.DataFrame, statistic: str = "tau", *, measures: Op
             x = np.arange(len(levels))
         (line,) = ax.plot(x, mean.to_numpy(), marker="o", markersize=4, label=measure)
         if band and (std.to_numpy() > 0).any():
-            ax.fill_between(x, mean.to_numpy() - std.to_numpy(), mean.to_numpy() + std.to_numpy(),
-                            color=line.get_color(), alpha=0.15, linewidth=0)
+            ax.fill_between(
+                x,
+                mean.to_numpy() - std.to_numpy(),
+                mean.to_numpy() + std.to_numpy(),
+                color=line.get_color(),
+                alpha=0.15,
+                linewidth=0,
+            )
     if not numeric:
         ax.set_xticks(np.arange(len(levels)))
         ax.set_xticklabels([str(v) for v in levels], rotation=60, ha="right", fontsize=7)
@@ -84,8 +107,9 @@ def plot_robustness(stats: pd.DataFrame, statistic: str = "tau", *, measures: Op
     ax.set_ylabel(STATISTICS[statistic])
     reference = stats.attrs.get("reference")
     if title is None:
-        title = STATISTICS[statistic] + (f" vs {reference} on full judgments" if reference
-                                         else " vs the same measure on full judgments")
+        title = STATISTICS[statistic] + (
+            f" vs {reference} on full judgments" if reference else " vs the same measure on full judgments"
+        )
     ax.set_title(title, fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
@@ -93,15 +117,26 @@ def plot_robustness(stats: pd.DataFrame, statistic: str = "tau", *, measures: Op
     return fig
 
 
-def plot_scatter(actual, estimated, *, ax=None, title: Optional[str] = None, xlabel: str = "actual",
-                 ylabel: str = "estimated", labels: Optional[Sequence[str]] = None, path=None, dpi: int = 100,
-                 figsize=(3.6, 3.6)):
+def plot_scatter(
+    actual,
+    estimated,
+    *,
+    ax=None,
+    title: str | None = None,
+    xlabel: str = "actual",
+    ylabel: str = "estimated",
+    labels: Sequence[str] | None = None,
+    path=None,
+    dpi: int = 100,
+    figsize=(3.6, 3.6),
+):
     """Estimated against actual per-run scores, with y = x and "RMS = …, τ = …, ρ = …" in the title.
 
     ``actual``/``estimated``: per-run score vectors (``pandas.Series`` indexed by run are aligned by run).
     ``title`` is put above the statistics line. Returns the ``Figure``.
     """
     from ir_incomplete.robustness.compare import _pair, kendall_tau, pearson, rmse
+
     a, e = _pair(actual, estimated)
     fig, ax = _figure(ax, figsize)
     ax.scatter(a, e, s=12, alpha=0.8, edgecolors="none")
@@ -113,7 +148,7 @@ def plot_scatter(actual, estimated, *, ax=None, title: Optional[str] = None, xla
     ax.set_ylim(lo - pad, hi + pad)
     ax.set_aspect("equal", adjustable="box")
     if labels is not None:
-        for x, y, text in zip(a, e, labels):
+        for x, y, text in zip(a, e, labels, strict=True):
             ax.annotate(str(text), (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points")
     stats_line = f"RMS = {rmse(a, e):.4f}, τ = {kendall_tau(a, e):.4f}, ρ = {pearson(a, e):.4f}"
     ax.set_title(stats_line if not title else f"{title}\n{stats_line}", fontsize=8)

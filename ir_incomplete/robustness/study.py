@@ -14,12 +14,14 @@ The grid runs sequentially, in local processes (``n_jobs``) or on a ``dask.distr
 (``client``); every cell has its own seed derived from ``seed``, so results do not depend on how the
 grid was run.
 """
+
 from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -62,34 +64,36 @@ class StudyResult(NamedTuple):
 
 @dataclass
 class _Context:
-    runs: Dict[str, pd.DataFrame]
+    runs: dict[str, pd.DataFrame]
     judgments: Any
-    measures: List[str]
+    measures: list[str]
     method: str
-    options: Dict[str, Any]
+    options: dict[str, Any]
     pool: Any = None
     negative: str = "pooled_unjudged"
     score_precision: str = "float32"
-    run_names: List[str] = field(default_factory=list)
+    run_names: list[str] = field(default_factory=list)
 
 
-_WORKER_CONTEXT: Optional[_Context] = None
+_WORKER_CONTEXT: _Context | None = None
 
 
-def _canonical_runs(runs) -> Dict[str, pd.DataFrame]:
+def _canonical_runs(runs) -> dict[str, pd.DataFrame]:
     from ir_incomplete.api import as_run_mapping
     from ir_incomplete.data import run_columns
+
     out = {}
     for name, run in as_run_mapping(runs).items():
         q, d, s = run_columns(run)
-        out[name] = pd.DataFrame({"query_id": pd.Series(q, dtype=object), "doc_id": pd.Series(d, dtype=object),
-                                  "score": s})
+        out[name] = pd.DataFrame(
+            {"query_id": pd.Series(q, dtype=object), "doc_id": pd.Series(d, dtype=object), "score": s}
+        )
     if len(out) < 2:
         raise ValueError(f"a robustness study compares system rankings: give at least 2 runs (got {len(out)})")
     return out
 
 
-def _check_levels(method: str, levels, groups: Optional[Sequence[str]]) -> List[Any]:
+def _check_levels(method: str, levels, groups: Sequence[str] | None) -> list[Any]:
     if levels is None:
         if method == "logo":
             return list(groups)
@@ -118,27 +122,51 @@ def _degraded(ctx: _Context, level, seed: int) -> pd.DataFrame:
     o = ctx.options
     unjudged = o.get("unjudged", "mark")
     if ctx.method == "sample":
-        return _degrade.sample_judgments(ctx.judgments, level, seed, o.get("min_relevant", 1),
-                                         rel=o.get("rel", 1), unjudged=unjudged)
+        return _degrade.sample_judgments(
+            ctx.judgments, level, seed, o.get("min_relevant", 1), rel=o.get("rel", 1), unjudged=unjudged
+        )
     if ctx.method == "stratified":
-        return _degrade.stratified_sample(ctx.judgments, level, seed, min_relevant=o.get("min_relevant", 1),
-                                          min_nonrelevant=o.get("min_nonrelevant", 10), rel=o.get("rel", 1),
-                                          unjudged=unjudged)
+        return _degrade.stratified_sample(
+            ctx.judgments,
+            level,
+            seed,
+            min_relevant=o.get("min_relevant", 1),
+            min_nonrelevant=o.get("min_nonrelevant", 10),
+            rel=o.get("rel", 1),
+            unjudged=unjudged,
+        )
     if ctx.method == "depth":
-        return _degrade.depth_pool(ctx.judgments, ctx.pool, level, unjudged=unjudged,
-                                   score_precision=ctx.score_precision)
+        return _degrade.depth_pool(
+            ctx.judgments, ctx.pool, level, unjudged=unjudged, score_precision=ctx.score_precision
+        )
     if ctx.method == "mixed":
-        return _degrade.mixed_pool(ctx.judgments, ctx.pool, level, o.get("extra", 1.0), seed, unjudged=unjudged,
-                                   score_precision=ctx.score_precision)
-    return _degrade.leave_one_group_out(ctx.judgments, ctx.pool, o["groups"], level, o.get("depth", 100),
-                                        unjudged=unjudged, score_precision=ctx.score_precision)
+        return _degrade.mixed_pool(
+            ctx.judgments,
+            ctx.pool,
+            level,
+            o.get("extra", 1.0),
+            seed,
+            unjudged=unjudged,
+            score_precision=ctx.score_precision,
+        )
+    return _degrade.leave_one_group_out(
+        ctx.judgments,
+        ctx.pool,
+        o["groups"],
+        level,
+        o.get("depth", 100),
+        unjudged=unjudged,
+        score_precision=ctx.score_precision,
+    )
 
 
-def _mean_scores(ctx: _Context, qrels, measures: List[str]) -> np.ndarray:
+def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> np.ndarray:
     """``[measures × runs]`` mean scores of every run (one ``evaluate`` call)."""
     from ir_incomplete.api import evaluate
-    frame = evaluate(ctx.runs, qrels, measures, per_query=False, negative=ctx.negative,
-                     score_precision=ctx.score_precision)
+
+    frame = evaluate(
+        ctx.runs, qrels, measures, per_query=False, negative=ctx.negative, score_precision=ctx.score_precision
+    )
     wide = frame.pivot(index="measure", columns="run", values="value")
     return wide.reindex(index=measures, columns=ctx.run_names).to_numpy(dtype=np.float64)
 
@@ -161,6 +189,7 @@ def _progress_bar(total: int, enabled: bool, desc: str):
     if enabled:
         try:
             from tqdm.auto import tqdm
+
             return tqdm(total=total, desc=desc, unit="cell")
         except ImportError:  # pragma: no cover - tqdm is optional
             pass
@@ -175,9 +204,9 @@ def _progress_bar(total: int, enabled: bool, desc: str):
     return _Silent()
 
 
-def _execute(ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: str) -> List[np.ndarray]:
+def _execute(ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: str) -> list[np.ndarray]:
     bar = _progress_bar(len(tasks), progress, desc)
-    results: List[Optional[np.ndarray]] = [None] * len(tasks)
+    results: list[np.ndarray | None] = [None] * len(tasks)
     try:
         if client is not None:
             shared = client.scatter(ctx, broadcast=True)
@@ -191,8 +220,10 @@ def _execute(ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: st
                 bar.update(1)
         else:
             from concurrent.futures import ProcessPoolExecutor, as_completed
-            with ProcessPoolExecutor(max_workers=min(n_jobs, len(tasks)), initializer=_init_worker,
-                                     initargs=(ctx,)) as pool:
+
+            with ProcessPoolExecutor(
+                max_workers=min(n_jobs, len(tasks)), initializer=_init_worker, initargs=(ctx,)
+            ) as pool:
                 futures = {pool.submit(_worker_task, task): i for i, task in enumerate(tasks)}
                 for fut in as_completed(futures):
                     results[futures[fut]] = fut.result()
@@ -202,10 +233,23 @@ def _execute(ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: st
     return results
 
 
-def robustness_study(runs, qrels, measures, method: str = "sample", levels=None, repeats: int = 10,
-                     seed: int = 0, reference: Optional[str] = None, n_jobs: int = 1, client=None,
-                     progress: bool = True, *, options: Optional[Dict[str, Any]] = None,
-                     negative: str = "pooled_unjudged", score_precision: str = "float32") -> StudyResult:
+def robustness_study(
+    runs,
+    qrels,
+    measures,
+    method: str = "sample",
+    levels=None,
+    repeats: int = 10,
+    seed: int = 0,
+    reference: str | None = None,
+    n_jobs: int = 1,
+    client=None,
+    progress: bool = True,
+    *,
+    options: dict[str, Any] | None = None,
+    negative: str = "pooled_unjudged",
+    score_precision: str = "float32",
+) -> StudyResult:
     """Degrade ``qrels`` with ``method`` at each of ``levels``, ``repeats`` times, and compare rankings.
 
     Parameters
@@ -250,15 +294,14 @@ def robustness_study(runs, qrels, measures, method: str = "sample", levels=None,
     :class:`StudyResult` ``(stats, scores, reference)``.
     """
     from ir_incomplete.api import as_measures
-    from ir_incomplete.robustness.degrade import RunPool, _check_int, _judgments, _group_map
+    from ir_incomplete.robustness.degrade import RunPool, _check_int, _group_map, _judgments
 
     if method not in METHODS:
         raise ValueError(f"method={method!r} is not valid; choices: {', '.join(METHODS)}")
     options = dict(options or {})
     unknown = sorted(set(options) - set(_OPTIONS[method]))
     if unknown:
-        raise ValueError(f"options {unknown} do not apply to method={method!r}; "
-                         f"choices: {', '.join(_OPTIONS[method])}")
+        raise ValueError(f"options {unknown} do not apply to method={method!r}; choices: {', '.join(_OPTIONS[method])}")
     if method == "logo" and "groups" not in options:
         raise ValueError("method='logo' needs options={'groups': {run name: group name, ...}}")
     repeats = _check_int(repeats, "repeats", 1)
@@ -277,7 +320,7 @@ def robustness_study(runs, qrels, measures, method: str = "sample", levels=None,
     judgments = _judgments(qrels)
 
     pool = None
-    groups: List[str] = []
+    groups: list[str] = []
     if method in ("depth", "mixed", "logo"):
         pool_runs = options.get("pool_runs")
         if pool_runs is None:
@@ -295,36 +338,59 @@ def robustness_study(runs, qrels, measures, method: str = "sample", levels=None,
     levels = _check_levels(method, levels, groups)
     n_repeats = repeats if method in _RANDOM else 1
 
-    ctx = _Context(runs=run_map, judgments=judgments, measures=labels, method=method, options=options,
-                   pool=pool, negative=negative, score_precision=score_precision, run_names=run_names)
+    ctx = _Context(
+        runs=run_map,
+        judgments=judgments,
+        measures=labels,
+        method=method,
+        options=options,
+        pool=pool,
+        negative=negative,
+        score_precision=score_precision,
+        run_names=run_names,
+    )
 
     # reference scores on the full judgments
     ref_measures = labels if ref_label is None else [ref_label]
     full = _mean_scores(ctx, judgments_frame(judgments), ref_measures)
-    reference_frame = pd.DataFrame({"measure": np.repeat(ref_measures, len(run_names)),
-                                    "run": np.tile(np.array(run_names, dtype=object), len(ref_measures)),
-                                    "value": full.ravel()})
+    reference_frame = pd.DataFrame(
+        {
+            "measure": np.repeat(ref_measures, len(run_names)),
+            "run": np.tile(np.array(run_names, dtype=object), len(ref_measures)),
+            "value": full.ravel(),
+        }
+    )
 
     tasks = [(li, level, r, _task_seed(seed, li, r)) for li, level in enumerate(levels) for r in range(n_repeats)]
     # a full-size sample (fraction 1) keeps every judgment whatever the seed: evaluate it once
     same = [method in ("sample", "stratified") and level == 1.0 and r > 0 for _, level, r, _ in tasks]
-    unique_tasks = [t for t, dup in zip(tasks, same) if not dup]
+    unique_tasks = [t for t, dup in zip(tasks, same, strict=True) if not dup]
     unique_results = _execute(ctx, unique_tasks, n_jobs, client, progress, desc=f"robustness ({method})")
-    by_level = {t[0]: res for t, res in zip(unique_tasks, unique_results) if t[2] == 0}
+    by_level = {t[0]: res for t, res in zip(unique_tasks, unique_results, strict=True) if t[2] == 0}
     it = iter(unique_results)
-    results = [by_level[t[0]] if dup else next(it) for t, dup in zip(tasks, same)]
+    results = [by_level[t[0]] if dup else next(it) for t, dup in zip(tasks, same, strict=True)]
 
     stat_rows, score_parts = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant score vectors give NaN correlations
-        for (li, level, r, _), values in zip(tasks, results):
+        for (_, level, r, _), values in zip(tasks, results, strict=True):
             for mi, label in enumerate(labels):
                 ref = full[mi] if ref_label is None else full[0]
                 est = values[mi]
                 stat = agreement(ref, est)
                 stat_rows.append((label, level, r, stat["tau"], stat["pearson"], stat["rmse"]))
-                score_parts.append(pd.DataFrame({"measure": label, "level": [level] * len(run_names), "repeat": r,
-                                                 "run": run_names, "value": est, "reference": ref}))
+                score_parts.append(
+                    pd.DataFrame(
+                        {
+                            "measure": label,
+                            "level": [level] * len(run_names),
+                            "repeat": r,
+                            "run": run_names,
+                            "value": est,
+                            "reference": ref,
+                        }
+                    )
+                )
     stats = pd.DataFrame(stat_rows, columns=["measure", "level", "repeat", "tau", "pearson", "rmse"])
     stats.attrs.update({"method": method, "reference": ref_label})
     scores = pd.concat(score_parts, ignore_index=True)
