@@ -426,7 +426,7 @@ def _allowed_text(param) -> str:
     return _describe(param)
 
 
-def _example(measure) -> str:
+def measure_example(measure) -> str:
     """``EXAMPLE`` of the measure when it has one; else a valid string setting one parameter to a
     non-default choice (and a cut-off when the measure has one)."""
     explicit = getattr(measure, "EXAMPLE", None)
@@ -458,7 +458,7 @@ def _example(measure) -> str:
     return measure.NAME
 
 
-def _measure_rows(measure):
+def measure_rows(measure):
     """``(label, default, allowed, description)`` of each parameter; the cut-off as ``@k``."""
     rows = []
     for name, param in measure.SUPPORTED_PARAMS.items():
@@ -473,7 +473,7 @@ def _measures_text(measures) -> list[str]:
     lines = []
     for measure in measures:
         lines.append(f"{measure.NAME}  {getattr(measure, 'SHORT_DESC', '') or ''}".rstrip())
-        rows = _measure_rows(measure)
+        rows = measure_rows(measure)
         width = max((len(label) for label, *_ in rows), default=0)
         for label, default, allowed, desc in rows:
             given = "required" if default == "required" else f"default {default}"
@@ -481,7 +481,7 @@ def _measures_text(measures) -> list[str]:
             lines.append(head)
             if desc:
                 lines.append(f"    {'':<{width}}  {desc}")
-        lines.append(f"    example: {_example(measure)}")
+        lines.append(f"    example: {measure_example(measure)}")
         lines.append("")
     if lines:
         lines.pop()
@@ -496,7 +496,7 @@ def _measures_markdown(measures) -> list[str]:
     lines = ["| Measure | Parameters (defaults) | Description |", "|---|---|---|"]
     for measure in measures:
         params = []
-        for label, default, allowed, _desc in _measure_rows(measure):
+        for label, default, allowed, _desc in measure_rows(measure):
             if label == "@k":
                 params.append(f"`@k` (optional cut-off: {allowed})")
             elif default == "required":
@@ -504,7 +504,7 @@ def _measures_markdown(measures) -> list[str]:
             else:
                 params.append(f"`{label}={default}` ({allowed})")
         desc = getattr(measure, "SHORT_DESC", "") or ""
-        description = f"{desc} Example: `{_example(measure)}`".strip()
+        description = f"{desc} Example: `{measure_example(measure)}`".strip()
         lines.append(f"| `{_md(measure.NAME)}` | {_md('; '.join(params)) or '—'} | {_md(description)} |")
     return lines
 

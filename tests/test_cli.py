@@ -419,9 +419,9 @@ def test_measures_text(capsys):
 
 def test_measure_examples_parse():
     for measure in ALL_MEASURES:
-        example = cli._example(measure)
+        example = cli.measure_example(measure)
         assert ir_incomplete.parse(example).NAME == measure.NAME
-    assert cli._example(ir_incomplete.infAP) == "infAP(variant=uniform)@10"
+    assert cli.measure_example(ir_incomplete.infAP) == "infAP(variant=uniform)@10"
 
 
 def test_measures_markdown(capsys):

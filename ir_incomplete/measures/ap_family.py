@@ -165,7 +165,7 @@ class SubAP(IncompleteMeasure):
         subAP   = (1/R) · Σ_{retrieved judged relevant d} E[P(d)]
 
     ``p`` is the fraction of the complete judgment set that is judged. When omitted it is estimated per
-    topic as |J| / (|J| + U), with |J| the judged qrels (grade ≥ 0) and U the negative qrels (spec
+    topic as ``|J| / (|J| + U)``, with ``|J|`` the judged qrels (grade ≥ 0) and U the negative qrels (spec
     decision D6), so qrels without negative entries give p = 1. p = 1 equals indAP (variant=pool),
     p = 0 equals indAP (variant=original) (0⁰ = 1); both are computed exactly as indAP does. The sum is
     evaluated with a recurrence over nd (no binomial coefficients), stable for rankings of any length.
