@@ -36,6 +36,7 @@ __all__ = [
     "count_prior",
     "inverse_cdf",
     "bootstrap_replicates",
+    "replicate_chunk",
     "most_likely",
     "percentile",
     "median",
@@ -54,6 +55,13 @@ _MODE_SINGLE_BIN = 1e-4
 
 #: rows × positions × replicates handled at once by the sampler (bounds the memory of one batch)
 _BATCH_CELLS = 1 << 22
+
+
+def replicate_chunk(cells_per_replicate: int, b: int, budget: int | None = None) -> int:
+    """How many replicates to handle at once when one replicate needs ``cells_per_replicate`` cells:
+    ``b`` when all fit in ``budget`` (default: the sampler's batch size), else as many as fit (≥ 1)."""
+    budget = _BATCH_CELLS if budget is None else int(budget)
+    return int(min(int(b), max(1, budget // max(int(cells_per_replicate), 1))))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -218,14 +226,17 @@ def bootstrap_replicates(
 
     Uniforms come from ``draws(g, n_positions)``, called once per distinct value ``g`` of ``group``
     (rows that share a group — the rankings of one topic — share their uniforms): it must return
-    ``[n_positions × b]`` floats in [0, 1), row ``i`` being the stream of rank ``i + 1``. Everything
-    else about a row is computed from that row alone, so a row's replicates never depend on which other
-    rows are in the call.
+    ``[n_positions × b]`` floats in [0, 1), row ``i`` being the stream of rank ``i + 1``. When one
+    group's ``rows × k × b`` cells exceed the batch size, replicates are drawn in column chunks through
+    ``draws(g, n_positions, first, stop)``, which must return columns ``first .. stop-1`` of that same
+    array. Everything else about a row is computed from that row alone, so a row's replicates never
+    depend on which other rows are in the call, nor on the chunking.
 
     Vectorized over replicates and cells: rows whose reservoir can never run out (every modelled level
     ≥ 1 holds at least as many documents as the row has unjudged cells) take ℓ* directly; the others
     step through their unjudged cells one position at a time, all replicates and rows at once.
-    Memory: about ``rows_per_batch × k × b`` cells, rows batched by group.
+    Memory: the ``[rows × b]`` result plus about ``rows_per_batch × k × chunk`` cells of work space
+    (at most :data:`_BATCH_CELLS` unless one row alone needs more per replicate).
     """
     rows, k = unjudged.shape
     out = np.empty((rows, b), dtype=np.float64)
@@ -244,43 +255,54 @@ def bootstrap_replicates(
         groups = group[order]
         starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
         ends = np.append(starts[1:], len(order))
-        per_row = max(int(k) * int(b), 1)
+        # replicates are handled in column chunks small enough for the largest group: memory is bounded
+        # whatever b is, and the uniforms of a chunk are the same numbers as in one piece
+        width = replicate_chunk(int(k) * int((ends - starts).max()), b)
+        per_row = max(int(k) * width, 1)
         i = 0
         while i < len(starts):
             j = i + 1  # take whole groups until the batch is full
             while j < len(starts) and (ends[j] - starts[i]) * per_row <= _BATCH_CELLS:
                 j += 1
-            _bootstrap_batch(
-                order[starts[i] : ends[j - 1]],
-                groups[starts[i] : ends[j - 1]],
-                unjudged,
-                sequence,
-                cdf,
-                reservoir,
-                scarce,
-                gains,
-                disc,
-                draws,
-                b,
-                out,
-            )
+            for lo in range(0, b, width):
+                _bootstrap_batch(
+                    order[starts[i] : ends[j - 1]],
+                    groups[starts[i] : ends[j - 1]],
+                    unjudged,
+                    sequence,
+                    cdf,
+                    reservoir,
+                    scarce,
+                    gains,
+                    disc,
+                    draws,
+                    b,
+                    (lo, min(lo + width, b)),
+                    out,
+                )
             i = j
     # (with a single level only grade 0 can be drawn: every replicate is the naive lower bound)
     return _divide(out, idcg)
 
 
-def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarce, gains, disc, draws, b, out):
-    """Replicates of ``rows`` (sorted by group), added into ``out`` in place."""
+def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarce, gains, disc, draws, b, span, out):
+    """Replicates ``span = (first, stop)`` of ``rows`` (sorted by group), added into ``out`` in place."""
+    first_rep, stop_rep = span
     cell_row, cell_col = np.nonzero(unjudged[rows])  # row-major: cells grouped by row, in rank order
     n_cells = len(cell_row)
     cell_cdf = cdf[rows[cell_row]]
-    grades = np.empty((n_cells, b), dtype=np.int8 if cdf.shape[1] <= 127 else np.int32)
+    grades = np.empty((n_cells, stop_rep - first_rep), dtype=np.int8 if cdf.shape[1] <= 127 else np.int32)
     # cells are sorted by row and rows by group: each group owns one contiguous run of cells
     cell_group = row_groups[cell_row]
     bounds = np.flatnonzero(np.concatenate(([True], cell_group[1:] != cell_group[:-1], [True])))
+    whole = first_rep == 0 and stop_rep == b
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         cols = cell_col[lo:hi]
-        stream = draws(cell_group[lo], int(cols.max()) + 1)
+        n_positions = int(cols.max()) + 1
+        if whole:
+            stream = draws(cell_group[lo], n_positions)
+        else:
+            stream = draws(cell_group[lo], n_positions, first_rep, stop_rep)
         grades[lo:hi] = inverse_cdf(stream[cols], cell_cdf[lo:hi])
 
     scarce_cells = np.flatnonzero(scarce[rows[cell_row]])
@@ -294,7 +316,7 @@ def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarc
     for step in range(int(width.max())):
         has = np.flatnonzero(width > step)
         cells = first[has] + step
-        out[target[has]] += gains[grades[cells]] * disc[cell_col[cells]][:, None]
+        out[target[has], first_rep:stop_rep] += gains[grades[cells]] * disc[cell_col[cells]][:, None]
 
 
 def _fallback(cells, cell_row, cell_col, rows, sequence, reservoir, grades):
