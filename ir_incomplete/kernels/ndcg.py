@@ -27,6 +27,8 @@ __all__ = [
     "PRIOR_FLOOR",
     "MODE_BORDERS",
     "gain_table",
+    "topic_gain_table",
+    "EXP_GAIN_SCALE_GRADE",
     "discounts",
     "ideal_dcg",
     "dcg",
@@ -75,6 +77,44 @@ def gain_table(n_levels: int, gain: str = "linear") -> np.ndarray:
     return levels if gain == "linear" else np.exp2(levels) - 1.0
 
 
+#: exponential gains of a topic whose highest grade exceeds this are scaled (2^1024 overflows float64;
+#: the margin keeps sums of up to 2^60 such gains finite)
+EXP_GAIN_SCALE_GRADE = 960
+
+
+def topic_gain_table(grade_counts: np.ndarray, n_levels: int, gain: str = "linear") -> np.ndarray:
+    """The gain table of each topic: ``gain_table(n_levels, gain)`` (1-D, shared) for linear gain and
+    for ``exp`` with grades ≤ 960 (:data:`EXP_GAIN_SCALE_GRADE`).
+
+    2^g − 1 overflows float64 from g = 1024 on (and a DCG summing such gains earlier). With
+    ``gain="exp"`` and a level above 960 the table is 2-D (``[topics × n_levels]``): a topic whose
+    highest judged grade s is above 960 gets
+    ``(2^g − 1) · 2^−s = 2^(g−s) − 2^−s``, every other topic the unscaled gains. nDCG is a ratio of two
+    sums of the same topic's gains, so the common power-of-two factor cancels (scaling by 2^−s is exact
+    in binary floating point): values are those of exact arithmetic to the usual rounding, and topics
+    with moderate grades keep their values bit for bit. Kernels accept either form (2-D: one row per
+    topic or per ranking, see ``RankedLists.per_topic``).
+    """
+    if gain != "exp" or int(n_levels) <= EXP_GAIN_SCALE_GRADE + 1:
+        return gain_table(n_levels, gain)
+    counts = np.asarray(grade_counts)
+    has = counts[:, 1:] > 0
+    top = np.where(has.any(axis=1), counts.shape[1] - 1 - np.argmax(has[:, ::-1], axis=1), 0)
+    shift = np.where(top > EXP_GAIN_SCALE_GRADE, top, 0).astype(np.float64)
+    levels = np.arange(max(int(n_levels), 1), dtype=np.float64)
+    with np.errstate(over="ignore"):  # levels above a topic's own grades are never looked up
+        return np.exp2(levels[None, :] - shift[:, None]) - np.exp2(-shift)[:, None]
+
+
+def _gains_of(gains: np.ndarray, grades: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """``gains[grades]``; for a 2-D (per row) table, row ``rows[i]`` (default ``i``) of it for ``grades[i]``."""
+    if gains.ndim == 1:
+        return gains[grades]
+    if rows is None:
+        rows = np.arange(grades.shape[0])
+    return gains[rows[:, None], grades] if grades.ndim == 2 else gains[rows, grades]
+
+
 def discounts(k: int) -> np.ndarray:
     """``1 / log2(i + 1)`` for the ranks ``i = 1 .. k``."""
     return 1.0 / np.log2(np.arange(2, int(k) + 2, dtype=np.float64))
@@ -106,7 +146,7 @@ def ideal_dcg(grade_counts: np.ndarray, cutoff: int | None, gains: np.ndarray) -
     ranks = np.arange(depth)
     # grade of the ideal document at rank i: how many levels g >= 1 still have more than i documents
     grade = (at_least[:, 1:, None] > ranks[None, None, :]).sum(axis=1)
-    return _sum_columns(gains[grade], discounts(depth))
+    return _sum_columns(_gains_of(gains, grade), discounts(depth))
 
 
 def dcg(codes: np.ndarray, gains: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
@@ -117,12 +157,12 @@ def dcg(codes: np.ndarray, gains: np.ndarray, extra: np.ndarray | None = None) -
     """
     grades = np.where(codes > 0, codes, 0)
     disc = discounts(codes.shape[1])
-    out = _sum_columns(gains[grades], disc)
+    out = _sum_columns(_gains_of(gains, grades), disc)
     if extra is not None:
         # added after the judged part, in rank order: the same arithmetic as a bootstrap replicate,
         # so a replicate that samples the bound's grades equals the bound bit for bit
         for j in range(codes.shape[1]):
-            out += gains[extra[:, j]] * disc[j]
+            out += _gains_of(gains, extra[:, j]) * disc[j]
     return out
 
 
@@ -316,7 +356,9 @@ def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarc
     for step in range(int(width.max())):
         has = np.flatnonzero(width > step)
         cells = first[has] + step
-        out[target[has], first_rep:stop_rep] += gains[grades[cells]] * disc[cell_col[cells]][:, None]
+        out[target[has], first_rep:stop_rep] += (
+            _gains_of(gains, grades[cells], target[has]) * disc[cell_col[cells]][:, None]
+        )
 
 
 def _fallback(cells, cell_row, cell_col, rows, sequence, reservoir, grades):

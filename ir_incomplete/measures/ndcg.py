@@ -176,8 +176,10 @@ class _CutoffAlwaysShown(IncompleteMeasure):
         judged_counts = np.bincount(rows * n_grades + codes[judged], minlength=codes.shape[0] * n_grades).reshape(
             codes.shape[0], n_grades
         )
-        gains = kernels.gain_table(max(n_grades, ECIR23_LEVELS), self.get("gain"))
+        gains = kernels.topic_gain_table(qrels.grade_counts, max(n_grades, ECIR23_LEVELS), self.get("gain"))
         idcg = ranked.per_topic(kernels.ideal_dcg(qrels.grade_counts, self.get("cutoff"), gains))
+        if gains.ndim == 2:  # exp gain of grades > 1023: one scaled table per topic, see topic_gain_table
+            gains = ranked.per_topic(gains)
         return codes, unjudged, topic_counts, judged_counts, gains, idcg
 
     @staticmethod
@@ -200,7 +202,8 @@ class NaiveUpperNDCG(_CutoffAlwaysShown):
     and never exceeds 1 (the assigned grades come from other judged documents, without replacement).
     Judged documents retrieved below k stay in the reservoir.
 
-    Conventions: ``DCG@k = Σ_{i≤k} gain(g_i)/log2(i+1)``, gain linear (``gain=exp``: 2^g − 1); unjudged
+    Conventions: ``DCG@k = Σ_{i≤k} gain(g_i)/log2(i+1)``, gain linear (``gain=exp``: 2^g − 1, computed
+    without overflow for any grade: see :func:`~ir_incomplete.kernels.ndcg.topic_gain_table`); unjudged
     = unpooled (absent from the qrels) or pooled but unjudged (negative qrels grade, trec_eval; build
     the qrels with ``negative="zero"`` to treat such documents as judged nonrelevant); IDCG = 0 (no
     relevant judgment) gives 0; ties in score are broken by document id descending, scores compared in
@@ -261,11 +264,14 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
     used instead (D13). The reference code's "P" and "R" labels are swapped (D11); the names here
     follow the paper's formulas.
 
-    Parameters: ``prior`` (pool+run | pool | run), ``b`` replicates (1000), ``stat`` (above), ``seed``
+    Parameters: ``prior`` (pool+run | pool | run), ``b`` replicates (1000; at most :data:`MAX_B`,
+    10 000 000, refused above; memory does not grow with b, time does), ``stat`` (above), ``seed``
     (42; ``seed=none`` draws fresh entropy, so results are then **not reproducible**), ``gain``
-    (linear | exp: 2^g − 1, [FGPH]'s equation and its Table 1), ``order`` (rank | docid: the order in
-    which unjudged documents are processed; it matters only when the reservoir runs out — rank order is
-    the default so that a document's id never changes its sampled grade, decision D14),
+    (linear | exp: 2^g − 1, [FGPH]'s equation and its Table 1; grades above 960 are computed with the
+    topic's gains scaled by a power of two, which cancels in the ratio, so there is no overflow),
+    ``order`` (rank | docid: the order in which unjudged documents are processed; it matters only when
+    the reservoir runs out — rank order is the default so that a document's id never changes its
+    sampled grade, decision D14),
     ``pool_scope`` (topic | collection) and ``compat=ecir23``. The cut-off defaults to 10 (the paper's
     k) and always appears in the string: ``BootNDCG@10``.
 
@@ -387,7 +393,7 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             take("idcg"),
             take("prior"),
             take("reservoir"),
-            setup["gains"],
+            setup["gains"] if setup["gains"].ndim == 1 else setup["gains"][rows],
             ranked.topic_of_row[rows],
             topic_streams(qrels.topic_ids, self.get("seed"), self.get("b")),
             self.get("b"),
