@@ -219,7 +219,9 @@ def _check_value(label: str, name: str, where: str, table_value, ours: float) ->
     """Refuse intervals for results that do not give the table's value (wrong pairing or other inputs)."""
     if table_value is None or not np.isfinite(table_value):
         return
-    if abs(float(table_value) - float(ours)) > 1e-9:
+    close = abs(float(table_value) - float(ours)) <= 1e-9
+    # pt.Experiment(round=d) rounds the table to d decimals
+    if not close and not any(abs(float(np.round(ours, d)) - float(table_value)) <= 1e-12 for d in range(16)):
         raise ValueError(
             f"{label} of system {name!r}{where} is {float(table_value)!r} in the table but {float(ours)!r} for the "
             f"results paired with it: the systems (or qrels, topics) are not those of the table; pass "
@@ -262,8 +264,8 @@ def add_bootstrap_intervals(
     transformers (``pt.Transformer``) are run on ``topics``, which they then need. ``qrels`` as given to
     ``pt.Experiment``. The measure's own seed and settings are used, so the replicates are those behind
     the table's values; as a check that the pairing and inputs are right, each system's recomputed value
-    must equal the table's to 1e-9, otherwise a ``ValueError`` names the system (not checked with
-    ``seed=none``, whose values are not reproducible).
+    must equal the table's to 1e-9 (or rounded as with ``pt.Experiment(round=...)``), otherwise a
+    ``ValueError`` names the system (not checked with ``seed=none``, whose values are not reproducible).
 
     Memory does not grow with b beyond one system's ``M_1 .. M_b`` (aggregate tables).
     """

@@ -123,3 +123,12 @@ def test_stat_mean_value_is_the_mean_of_the_distribution_of_means():
         assert row[measure] == pytest.approx(reps.loc[name].to_numpy().mean(axis=0).mean(), abs=1e-12)
         assert row[f"{measure} p0"] <= row[measure] <= row[f"{measure} p100"]
         assert row[f"{measure} p0"] <= row[f"{measure} p5"] <= row[f"{measure} p95"] <= row[f"{measure} p100"]
+
+
+def test_rounded_tables_are_accepted():
+    table = _experiment(round=3)
+    out = add_bootstrap_intervals(table, _systems(), QRELS, topics=TOPICS)
+    exact = add_bootstrap_intervals(_experiment(), _systems(), QRELS, topics=TOPICS)
+    np.testing.assert_array_equal(out[f"{MEASURE} p5"], exact[f"{MEASURE} p5"])
+    long = _experiment(perquery=True, round=2)
+    assert add_bootstrap_intervals(long, RESULTS, QRELS)["p95"].notna().sum() == 6

@@ -97,7 +97,7 @@ def test_moderate_grades_keep_their_values_bit_for_bit():
     assert table[1, 1100] == 1.0 and table[1, 1099] == 0.5 and np.isfinite(table[1, :1101]).all()
 
 
-def test_exp_gain_huge_grade_spec_upper_bound_matches_linear_structure():
+def test_exp_gain_of_grades_in_the_thousands():
     # one topic, ideal = judged order; a run that returns the ideal ranking has nDCG 1 at any grade size
     qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [5000, 4000, 3000]})
     run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
