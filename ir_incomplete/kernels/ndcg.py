@@ -28,6 +28,7 @@ __all__ = [
     "MODE_BORDERS",
     "gain_table",
     "topic_gain_table",
+    "RowGains",
     "EXP_GAIN_SCALE_GRADE",
     "discounts",
     "ideal_dcg",
@@ -93,7 +94,7 @@ def topic_gain_table(grade_counts: np.ndarray, n_levels: int, gain: str = "linea
     sums of the same topic's gains, so the common power-of-two factor cancels (scaling by 2^−s is exact
     in binary floating point): values are those of exact arithmetic to the usual rounding, and topics
     with moderate grades keep their values bit for bit. Kernels accept either form (2-D: one row per
-    topic or per ranking, see ``RankedLists.per_topic``).
+    topic, or per ranking through :class:`RowGains`).
     """
     if gain != "exp" or int(n_levels) <= EXP_GAIN_SCALE_GRADE + 1:
         return gain_table(n_levels, gain)
@@ -106,12 +107,29 @@ def topic_gain_table(grade_counts: np.ndarray, n_levels: int, gain: str = "linea
         return np.exp2(levels[None, :] - shift[:, None]) - np.exp2(-shift)[:, None]
 
 
-def _gains_of(gains: np.ndarray, grades: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """``gains[grades]``; for a 2-D (per row) table, row ``rows[i]`` (default ``i``) of it for ``grades[i]``."""
+class RowGains:
+    """The per-topic gain table of :func:`topic_gain_table` seen per ranking: row ``i`` uses
+    ``table[topic[i]]`` (no copy per ranking). ``gains[rows]`` selects rankings."""
+
+    ndim = 2
+
+    def __init__(self, table: np.ndarray, topic: np.ndarray):
+        self.table = table
+        self.topic = np.asarray(topic)
+
+    def __getitem__(self, rows) -> RowGains:
+        return RowGains(self.table, self.topic[rows])
+
+
+def _gains_of(gains, grades: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """``gains[grades]``; for a 2-D table (one row per topic or ranking, or :class:`RowGains`), row
+    ``rows[i]`` (default ``i``) of it for ``grades[i]``."""
     if gains.ndim == 1:
         return gains[grades]
     if rows is None:
         rows = np.arange(grades.shape[0])
+    if isinstance(gains, RowGains):
+        gains, rows = gains.table, gains.topic[rows]
     return gains[rows[:, None], grades] if grades.ndim == 2 else gains[rows, grades]
 
 

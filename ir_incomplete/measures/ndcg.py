@@ -178,8 +178,8 @@ class _CutoffAlwaysShown(IncompleteMeasure):
         )
         gains = kernels.topic_gain_table(qrels.grade_counts, max(n_grades, ECIR23_LEVELS), self.get("gain"))
         idcg = ranked.per_topic(kernels.ideal_dcg(qrels.grade_counts, self.get("cutoff"), gains))
-        if gains.ndim == 2:  # exp gain of grades > 1023: one scaled table per topic, see topic_gain_table
-            gains = ranked.per_topic(gains)
+        if gains.ndim == 2:  # exp gain of grades > 960: one scaled table per topic, see topic_gain_table
+            gains = kernels.RowGains(gains, ranked.topic_of_row)
         return codes, unjudged, topic_counts, judged_counts, gains, idcg
 
     @staticmethod
