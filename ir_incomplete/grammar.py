@@ -672,6 +672,10 @@ def _not_provided():
     return ir_measures.measures.base._NOT_PROVIDED
 
 
+#: the largest cut-off passed to ``ir_measures``' own measures (trec_eval's providers take C integers)
+_MAX_BUILTIN_CUTOFF = 2**31 - 1
+
+
 def _coerce_builtin(name: str, key: str, value: Any, info) -> Any:
     """Check (and convert) one parameter value of an ``ir_measures`` built-in measure."""
 
@@ -699,8 +703,8 @@ def _coerce_builtin(name: str, key: str, value: Any, info) -> Any:
             fail("not finite")
     elif isinstance(dtype, type) and not isinstance(value, dtype):
         fail(f"not a {dtype.__name__}")
-    if key == "cutoff" and isinstance(value, int) and value < 1:
-        fail("a cut-off must be at least 1")
+    if key == "cutoff" and isinstance(value, int) and not 1 <= value <= _MAX_BUILTIN_CUTOFF:
+        fail(f"a cut-off must be between 1 and {_MAX_BUILTIN_CUTOFF}")
     choices = getattr(info, "choices", _not_provided())
     if choices is not _not_provided() and choices is not None and value not in choices:
         fail("not a valid choice")
@@ -808,8 +812,8 @@ def _check_upstream(measure):
     (``nDCG@-1``) or a parameter that is not a finite number (``RBP(p=1e999)``)."""
     params = getattr(measure, "params", None) or {}
     cutoff = params.get("cutoff")
-    if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and cutoff < 1:
-        raise ValueError(f"{measure!r}: invalid cut-off {cutoff}; a cut-off must be an integer >= 1")
+    if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and not 1 <= cutoff <= _MAX_BUILTIN_CUTOFF:
+        raise ValueError(f"invalid cut-off {cutoff}: a cut-off must be an integer between 1 and {_MAX_BUILTIN_CUTOFF}")
     for key, value in params.items():
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{measure!r}: invalid value {value!r} for parameter {key!r}: not finite")

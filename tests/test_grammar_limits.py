@@ -27,6 +27,7 @@ HOSTILE = {
     "5000 decimals": "infAP(c=1." + "9" * 5000 + ")",
     "negative cut-off": "nDCG@-1",
     "zero cut-off": "P@0",
+    "20-digit cut-off": "nDCG@99999999999999999999",
     "100 kB word": "infAP(c=" + "x" * 100_000 + ")",
     "100 kB name": "a" * 100_000,
     "100 kB of tokens": "xGAP(g=" + ",".join(["0.0001"] * 14_000) + ")",
@@ -80,10 +81,13 @@ def test_syntax_errors_name_the_limit_and_position():
         parse(HOSTILE["5000 digits"])
     with pytest.raises(MeasureSyntaxError, match=r"100009 characters, more than the 10000"):
         parse(HOSTILE["100 kB word"])
-    with pytest.raises(ValueError, match=r"cut-off must be at least 1"):
+    with pytest.raises(ValueError, match=r"cut-off must be between 1 and"):
         parse("nDCG@-1")
     with pytest.raises(ValueError, match=r"cut-off"):
         ir_measures.parse_measure("nDCG@-1")
+    with pytest.raises(ValueError, match=r"between 1 and 2147483647"):
+        ir_measures.parse_measure("P@99999999999999999999")
+    assert parse("P@2147483647") == ir_measures.P @ 2147483647
     with pytest.raises(ValueError, match=r"not finite"):
         parse("RBP(p=1e999)")
 
@@ -116,7 +120,9 @@ def tiny_files(tmp_path):
     return qrels, run
 
 
-@pytest.mark.parametrize("name", ["nested dicts", "5000 digits", "negative cut-off", "100 kB word", "long tuple value"])
+@pytest.mark.parametrize(
+    "name", ["nested dicts", "5000 digits", "negative cut-off", "20-digit cut-off", "100 kB word", "long tuple value"]
+)
 def test_cli_exits_2_with_one_short_line(capsys, tiny_files, name):
     qrels, run = tiny_files
     code = main([str(qrels), str(run), HOSTILE[name]])
