@@ -12,7 +12,7 @@ The measure definition (formula, priors, conventions, random numbers) is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,7 +20,7 @@ import numpy as np
 from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import Qrels, rank_runs
 from ir_incomplete.kernels import ndcg as kernels
-from ir_incomplete.measures.ndcg import BootNDCG, BootstrappedNDCG, canonical_stat, summarize
+from ir_incomplete.measures.ndcg import MAX_REPLICATE_CELLS, BootNDCG, BootstrappedNDCG, canonical_stat, statistic
 
 __all__ = ["BootstrapResult", "bootstrap_ndcg", "add_bootstrap_intervals"]
 
@@ -29,7 +29,8 @@ class BootstrapResult(NamedTuple):
     """What :func:`bootstrap_ndcg` returns.
 
     ``replicates``: DataFrame indexed by ``(run, query_id)`` with one column per replicate
-    (``0 .. b-1``). ``summary``: one row per (run, query_id) with ``mode`` (the most likely value, the
+    (``0 .. b-1``), or ``None`` with ``keep_replicates=False``.
+    ``summary``: one row per (run, query_id) with ``mode`` (the most likely value, the
     default point estimate), ``mean``, ``median``, one ``pNN`` column per requested percentile,
     ``naive_lower`` (``nDCG@k``) and ``naive_upper`` (``NDCGUpper@k``). ``measure``: the
     ``BootNDCG`` object whose settings produced them (its string names the configuration).
@@ -64,6 +65,7 @@ def bootstrap_ndcg(
     percentiles: Sequence[float] = (5, 95),
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
+    keep_replicates: bool = True,
 ) -> BootstrapResult:
     """Bootstrapped nDCG@k replicates and their summary for one or many runs.
 
@@ -79,10 +81,16 @@ def bootstrap_ndcg(
         The parameters of ``BootNDCG`` (see :class:`~ir_incomplete.measures.ndcg.BootstrappedNDCG`):
         ``order``/``pool_scope`` ``None`` mean their default (rank/topic; docid/collection under
         ``compat="ecir23"``). ``seed=None`` draws fresh entropy: results are then not reproducible.
+        ``b`` is at most :data:`~ir_incomplete.measures.ndcg.MAX_B` (10 000 000).
     percentiles
         Percentiles (0–100) reported as ``pNN`` columns of the summary (linear interpolation).
     negative, score_precision
         As in :func:`ir_incomplete.evaluate`.
+    keep_replicates
+        Return the replicates table. It holds runs × queries × b values and is refused (``ValueError``)
+        above :data:`~ir_incomplete.measures.ndcg.MAX_REPLICATE_CELLS` (2^25 values, 256 MiB); with
+        ``keep_replicates=False`` ``replicates`` is ``None`` and the summary is computed a few rankings
+        at a time, in memory independent of b.
 
     Returns
     -------
@@ -101,25 +109,27 @@ def bootstrap_ndcg(
     names_pct = _percentile_names(percentiles)
     run_map = as_run_mapping(run)
     judged = Qrels.from_any(qrels, negative=negative)
+    names = list(run_map)
+    n_runs, n_topics, b = len(names), judged.n_topics, measure.get("b")
+    if keep_replicates and n_runs * n_topics * b > MAX_REPLICATE_CELLS:
+        raise ValueError(
+            f"bootstrap_ndcg: {n_runs} runs × {n_topics} queries × b={b} replicates is more than "
+            f"{MAX_REPLICATE_CELLS} values to return; pass keep_replicates=False for the summary only, "
+            f"or use a smaller b"
+        )
     ranked = rank_runs(run_map, judged, score_precision)
     setup = measure.setup(ranked, judged)
-    reps = measure.replicates(ranked, judged, setup)
-    stats = summarize(reps, percentiles=[float(n[1:]) for n in names_pct])
-    stats["naive_lower"] = kernels.ndcg(setup["codes"], setup["idcg"], setup["gains"])
-    stats["naive_upper"] = measure._upper(
-        setup["codes"], setup["unjudged"], setup["full_reservoir"], setup["gains"], setup["idcg"]
-    )
-
-    names = list(run_map)
-    n_runs, n_topics = len(names), judged.n_topics
     slot = ranked.run_of_row * n_topics + ranked.topic_of_row
-    grid = np.zeros((n_runs * n_topics, measure.get("b")), dtype=np.float64)
-    grid[slot] = reps
     index = pd.MultiIndex.from_arrays(
         [np.repeat(np.array(names, dtype=object), n_topics), np.tile(judged.topic_ids, n_runs)],
         names=["run", "query_id"],
     )
-    replicates = pd.DataFrame(grid, index=index, columns=pd.RangeIndex(grid.shape[1], name="replicate"))
+    replicates = None
+    if keep_replicates:
+        grid = np.zeros((n_runs * n_topics, b), dtype=np.float64)
+        grid[slot] = measure.replicates(ranked, judged, setup)
+        replicates = pd.DataFrame(grid, index=index, columns=pd.RangeIndex(b, name="replicate"))
+    stats = measure.summaries(ranked, judged, [float(n[1:]) for n in names_pct], setup)
     columns: dict[str, Any] = {"run": index.get_level_values(0), "query_id": index.get_level_values(1)}
     for name in ["mode", "mean", "median", *names_pct, "naive_lower", "naive_upper"]:
         values = np.zeros(n_runs * n_topics, dtype=np.float64)
@@ -146,22 +156,55 @@ def _as_boot(label) -> BootstrappedNDCG | None:
     return measure if isinstance(measure, BootstrappedNDCG) else None
 
 
-def _system_results(systems, names: list[str], topics) -> dict[str, Any]:
+def _pair_systems(systems, table_names: list[str], per_query: bool, names) -> list[tuple[str, Any]]:
+    """``(table name, results)`` for every name of the table (see :func:`add_bootstrap_intervals`)."""
     if isinstance(systems, dict):
-        missing = [n for n in names if n not in systems]
+        if names is not None:
+            raise ValueError("names= pairs a list of systems with their names; systems is already a dict")
+        by_name = {}
+        for key, value in systems.items():
+            if str(key) in by_name:
+                raise ValueError(f"systems: two keys read as the name {str(key)!r}")
+            by_name[str(key)] = value
+        missing = [n for n in table_names if n not in by_name]
         if missing:
-            raise ValueError(f"systems has no results for {missing[0]!r} (table names: {names})")
-        items = [(n, systems[n]) for n in names]
-    else:
-        systems = list(systems)
-        if len(systems) != len(names):
-            raise ValueError(
-                f"systems: got {len(systems)} systems for {len(names)} table names {names}; "
-                f"pass them in the order given to pt.Experiment, or as {{name: results}}"
-            )
-        items = list(zip(names, systems, strict=True))
+            raise ValueError(f"systems has no results for {missing[0]!r} (table names: {table_names})")
+        return [(n, by_name[n]) for n in table_names]
+    if isinstance(systems, (str, pd.DataFrame)) or not isinstance(systems, Iterable):
+        raise TypeError(
+            f"systems must be {{name: results}} or a list of results/transformers, not {type(systems).__name__}"
+        )
+    systems = list(systems)
+    if names is not None:
+        if isinstance(names, str):
+            raise TypeError("names must be a list of system names, not a string")
+        given = [str(n) for n in names]
+        if len(given) != len(systems):
+            raise ValueError(f"names: got {len(given)} names for {len(systems)} systems")
+        if len(set(given)) != len(given):
+            raise ValueError(f"names: {given} has duplicates")
+        missing = [n for n in table_names if n not in given]
+        if missing:
+            raise ValueError(f"names: the table's system {missing[0]!r} is not in names={given}")
+        pairs = dict(zip(given, systems, strict=True))
+        return [(n, pairs[n]) for n in table_names]
+    if per_query and len(table_names) > 1:
+        raise ValueError(
+            "systems is a list but the table is per query: pt.Experiment sorts per-query rows by name, so the "
+            "order in which the systems were given cannot be read from it; pass names=[...] (the names given to "
+            "pt.Experiment) or systems as {name: results}"
+        )
+    if len(systems) != len(table_names):
+        raise ValueError(
+            f"systems: got {len(systems)} systems for {len(table_names)} table names {table_names}; "
+            f"pass them in the order given to pt.Experiment, or as {{name: results}}"
+        )
+    return list(zip(table_names, systems, strict=True))
+
+
+def _system_results(pairs: list[tuple[str, Any]], topics) -> dict[str, Any]:
     out = {}
-    for name, system in items:
+    for name, system in pairs:
         if not isinstance(system, (pd.DataFrame, dict, str)) and hasattr(system, "transform"):
             if topics is None:
                 raise ValueError(
@@ -172,6 +215,20 @@ def _system_results(systems, names: list[str], topics) -> dict[str, Any]:
     return out
 
 
+def _check_value(label: str, name: str, where: str, table_value, ours: float) -> None:
+    """Refuse intervals for results that do not give the table's value (wrong pairing or other inputs)."""
+    if table_value is None or not np.isfinite(table_value):
+        return
+    close = abs(float(table_value) - float(ours)) <= 1e-9
+    # pt.Experiment(round=d) rounds the table to d decimals
+    if not close and not any(abs(float(np.round(ours, d)) - float(table_value)) <= 1e-12 for d in range(16)):
+        raise ValueError(
+            f"{label} of system {name!r}{where} is {float(table_value)!r} in the table but {float(ours)!r} for the "
+            f"results paired with it: the systems (or qrels, topics) are not those of the table; pass "
+            f"systems as {{name: results}} or names= as given to pt.Experiment"
+        )
+
+
 def add_bootstrap_intervals(
     table: pd.DataFrame,
     systems,
@@ -180,20 +237,37 @@ def add_bootstrap_intervals(
     percentiles: Sequence[float] = (5, 95),
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
+    names: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """A copy of a ``pt.Experiment`` table with bootstrap percentile columns for its ``BootNDCG`` measures.
 
     ``table`` is what ``pt.Experiment(..., eval_metrics=[..., "BootNDCG@10"])`` returned:
 
     * aggregate (``name`` plus one column per measure): after each ``BootNDCG`` column ``c`` come
-      ``"c p5"`` and ``"c p95"``: percentiles of the bootstrap distribution of the *mean over queries*
-      (replicate r's mean over the queries the system answered, the queries ``pt.Experiment`` averages);
+      ``"c p5"`` and ``"c p95"``. With ``M_r`` = the mean over the evaluated queries of replicate ``r``
+      (the queries ``pt.Experiment`` averages: those of the qrels, restricted to the qids of ``topics``
+      when given; a query the system does not answer counts with every replicate 0), they are
+      percentiles of ``M_1 .. M_b``: the bootstrap distribution of the system's mean. The column ``c`` itself is what
+      ``pt.Experiment`` reports, the mean over queries of each query's statistic (``stat``, by default
+      the per-query most likely value) — a different quantity, which can lie outside ``[p5, p95]``.
+      For ``BootNDCG(stat=mean)`` the value is the mean of ``M_1 .. M_b`` (to rounding), so it lies
+      between the smallest and the largest ``M_r``.
     * per query (``perquery=True``: ``name, qid, measure, value``): columns ``p5`` and ``p95`` hold each
-      query's percentiles on the ``BootNDCG`` rows (NaN on the rows of other measures).
+      query's percentiles of its b replicates on the ``BootNDCG`` rows (NaN on the rows of other
+      measures); the row's value is a statistic of the same replicates.
 
-    ``systems``: the retrieved results per system, ``{name: results DataFrame}`` or a list in the order
-    given to ``pt.Experiment`` (transformers are run on ``topics``); ``qrels`` as given to it. Uses the
-    measure's own seed and settings, so the replicates are those behind the table's values.
+    ``systems``: the retrieved results of each system, as ``{name: results}``, or as a list in the order
+    given to ``pt.Experiment``. A list is paired with ``names`` when given (the ``names=`` given to
+    ``pt.Experiment``); without ``names`` it is paired with the names in the order of an aggregate table
+    as ``pt.Experiment`` returned it, and refused for a per-query table of several systems (those rows
+    are sorted by name, so the given order is lost). Results are DataFrames (or any run form);
+    transformers (``pt.Transformer``) are run on ``topics``, which they then need. ``qrels`` as given to
+    ``pt.Experiment``. The measure's own seed and settings are used, so the replicates are those behind
+    the table's values; as a check that the pairing and inputs are right, each system's recomputed value
+    must equal the table's to 1e-9 (or rounded as with ``pt.Experiment(round=...)``), otherwise a
+    ``ValueError`` names the system (not checked with ``seed=none``, whose values are not reproducible).
+
+    Memory does not grow with b beyond one system's ``M_1 .. M_b`` (aggregate tables).
     """
     if not isinstance(table, pd.DataFrame) or "name" not in table.columns:
         raise ValueError("table must be a pt.Experiment result DataFrame with a 'name' column")
@@ -207,40 +281,77 @@ def add_bootstrap_intervals(
     out = table.copy()
     if not boots:
         return out
-    names = [str(n) for n in dict.fromkeys(table["name"].tolist())]
+    table_names = [str(n) for n in dict.fromkeys(table["name"].tolist())]
+    pairs = _pair_systems(systems, table_names, per_query, names)
     judged = Qrels.from_any(qrels, negative=negative)
-    ranked = rank_runs(_system_results(systems, names, topics), judged, score_precision)
+    ranked = rank_runs(_system_results(pairs, topics), judged, score_precision)
     run_names = np.array(ranked.run_names, dtype=object)
     qids = judged.topic_ids
+    # the queries pt.Experiment evaluates: those of the qrels (filtered to the topics when given); a query
+    # that a system does not answer counts with value 0 (every replicate 0), as in ir_measures
+    if isinstance(topics, pd.DataFrame) and "qid" in topics.columns:
+        evaluated = np.isin(qids, topics["qid"].astype(str).to_numpy())
+    else:
+        evaluated = np.ones(len(qids), dtype=bool)
     if per_query:
         for name in pct:
             out[name] = np.nan
     for label, measure in boots:
-        reps = measure.replicates(ranked, judged)
+        setup = measure.setup(ranked, judged)
+        stat = measure.get("stat")
+        check = measure.get("seed") is not None
         if per_query:
-            values = {name: kernels.percentile(reps, float(name[1:])) for name in pct}
+            values = {name: np.zeros(ranked.n_rows + 1) for name in [*pct, stat]}  # last: unanswered query
+            for rows, block in measure.replicate_blocks(ranked, judged, setup):
+                ordered = np.sort(block, axis=1)
+                for name in values:
+                    values[name][rows] = statistic(block if name == "mean" else ordered, name, presorted=True)
             keys = pd.MultiIndex.from_arrays([run_names[ranked.run_of_row], qids[ranked.topic_of_row]])
             rows = np.flatnonzero((out["measure"] == label).to_numpy())
-            where = keys.get_indexer(
-                pd.MultiIndex.from_arrays(
-                    [out["name"].iloc[rows].astype(str).to_numpy(), out["qid"].iloc[rows].astype(str).to_numpy()]
-                )
-            )
+            table_names_rows = out["name"].iloc[rows].astype(str).to_numpy()
+            table_qids = out["qid"].iloc[rows].astype(str).to_numpy()
+            where = keys.get_indexer(pd.MultiIndex.from_arrays([table_names_rows, table_qids]))
+            unanswered = (where < 0) & np.isin(table_qids, qids) & np.isin(table_names_rows, run_names)
+            where[unanswered] = ranked.n_rows
             found = where >= 0
+            if check:
+                table_values = pd.to_numeric(out["value"].iloc[rows], errors="coerce").to_numpy(dtype=np.float64)
+                for i in np.flatnonzero(found):
+                    _check_value(
+                        label,
+                        table_names_rows[i],
+                        f" on query {table_qids[i]!r}",
+                        table_values[i],
+                        values[stat][where[i]],
+                    )
             for name in pct:
-                column = out[name].to_numpy(copy=True)
+                column = out[name].to_numpy(dtype=np.float64, copy=True)
                 column[rows[found]] = values[name][where[found]]
                 out[name] = column
         else:
-            means = np.full((len(names), reps.shape[1]), np.nan)
-            for i in range(len(names)):
-                mine = ranked.run_of_row == i
-                if mine.any():
-                    means[i] = reps[mine].mean(axis=0)
-            by_name = dict(zip(names, range(len(names)), strict=True))
+            bounds = {name: np.full(len(table_names), np.nan) for name in pct}
+            table_values = {}
+            for name, value in zip(out["name"].astype(str), out[label], strict=True):
+                table_values.setdefault(name, value)
+            n_queries = int(evaluated.sum())
+            for i, name in enumerate(ranked.run_names):
+                if not n_queries:
+                    continue
+                mine = np.flatnonzero((ranked.run_of_row == i) & evaluated[ranked.topic_of_row])
+                total = np.zeros(measure.get("b"), dtype=np.float64)
+                point = 0.0
+                for _rows, block in measure.replicate_blocks(ranked, judged, setup, rows=mine):
+                    total += block.sum(axis=0)
+                    point += float(statistic(block, stat).sum())
+                if check:
+                    value = pd.to_numeric(pd.Series([table_values.get(name)]), errors="coerce").iloc[0]
+                    _check_value(label, name, "", value, point / n_queries)
+                means = total / n_queries
+                for pname in pct:
+                    bounds[pname][table_names.index(name)] = kernels.percentile(means, float(pname[1:]))
             position = list(out.columns).index(label) + 1
-            for offset, name in enumerate(pct):
-                bound = kernels.percentile(means, float(name[1:]))
-                column = out["name"].astype(str).map(lambda n, bound=bound, by_name=by_name: bound[by_name[n]])
-                out.insert(position + offset, f"{label} {name}", column.to_numpy(dtype=np.float64))
+            index_of = {n: j for j, n in enumerate(table_names)}
+            which = np.array([index_of[n] for n in out["name"].astype(str)], dtype=np.intp)
+            for offset, pname in enumerate(pct):
+                out.insert(position + offset, f"{label} {pname}", bounds[pname][which])
     return out

@@ -128,7 +128,7 @@ def split_measure_args(args: Sequence[str]) -> list[str]:
 
 def _parse_measures(args: Sequence[str]) -> list:
     """Measure objects of the measure arguments, without duplicates, in order (``CliError`` code 2)."""
-    from ir_incomplete.grammar import parse
+    from ir_incomplete.grammar import excerpt, parse
 
     tokens = split_measure_args(args)
     if not tokens:
@@ -139,8 +139,8 @@ def _parse_measures(args: Sequence[str]) -> list:
             measure = parse(token)
         except (ValueError, NameError) as exc:
             message = _one_line(exc)
-            if token not in message:
-                message = f"measure {token!r}: {message}"
+            if token not in message and not message.startswith("cannot parse measure"):
+                message = f"measure {excerpt(token, width=60)}: {message}"
             if ("/" in token or os.sep in token) and "(" not in token:
                 message += " (no file or directory of that name exists either)"
             raise CliError(message, EXIT_USAGE) from None

@@ -41,6 +41,10 @@ import ir_measures
 __all__ = [
     "MeasureSyntaxError",
     "UnknownMeasureError",
+    "MAX_MEASURE_LENGTH",
+    "MAX_TOKEN_LENGTH",
+    "MAX_NESTING",
+    "excerpt",
     "Token",
     "tokenize",
     "parse_parts",
@@ -54,16 +58,45 @@ __all__ = [
 ]
 
 
+#: the longest measure string accepted (longer input is refused before it is tokenized)
+MAX_MEASURE_LENGTH = 10_000
+#: the longest single word, number or quoted string accepted
+MAX_TOKEN_LENGTH = 100
+#: the deepest nesting of dicts and tuples accepted (``c={1:{2:...}}`` is nesting 2)
+MAX_NESTING = 32
+#: the most characters of the input that an error message quotes
+MAX_QUOTED = 160
+
+
+def excerpt(text: str, position: int = 0, width: int = MAX_QUOTED) -> str:
+    """``repr`` of ``text``, or for a text longer than ``width`` (default :data:`MAX_QUOTED`) ``width``
+    characters of it around ``position`` with ``…`` marking what is left out and the total length:
+    error messages stay one short line whatever the input."""
+    if len(text) <= width:
+        return repr(text)
+    start = min(max(0, int(position) - width // 2), len(text) - width)
+    stop = start + width
+    return f"{'…' if start else ''}{text[start:stop]!r}{'…' if stop < len(text) else ''} ({len(text)} characters)"
+
+
+def _clip_message(message: str, limit: int = 240) -> str:
+    """A message cut to ``limit`` characters (error texts of other layers may quote long values)."""
+    message = " ".join(str(message).split())
+    return message if len(message) <= limit else f"{message[: limit - 40]}… ({len(message)} characters)"
+
+
 # ---------------------------------------------------------------------------------------------------------
 # errors
 # ---------------------------------------------------------------------------------------------------------
 class MeasureSyntaxError(ValueError):
     """A measure string that does not follow the grammar.
 
-    The message names the whole input, the offending token and its 0-based position, and what was
-    expected there, e.g. ``cannot parse measure 'infAP(c=1.5': expected ',' or ')' at position 11 (end of
-    input)``. The parts are also available as attributes: ``text`` (the input), ``position``, ``token``
-    (the offending token's text, ``None`` at the end of the input) and ``expected`` (or ``None``).
+    The message names the input, the offending token and its 0-based position, and what was expected
+    there, e.g. ``cannot parse measure 'infAP(c=1.5': expected ',' or ')' at position 11 (end of
+    input)``; it is one line and quotes at most :data:`MAX_QUOTED` characters of a long input (around
+    the position, see :func:`excerpt`). The parts are also available as attributes: ``text`` (the whole
+    input), ``position``, ``token`` (the offending token's text, ``None`` at the end of the input) and
+    ``expected`` (or ``None``).
     """
 
     def __init__(self, text: str, position: int, detail: str, token: str | None = None, expected: str | None = None):
@@ -72,7 +105,7 @@ class MeasureSyntaxError(ValueError):
         self.detail = detail
         self.token = token
         self.expected = expected
-        super().__init__(f"cannot parse measure {text!r}: {detail}")
+        super().__init__(f"cannot parse measure {excerpt(text, position)}: {detail}")
 
     def __reduce__(self):  # keep the error picklable (e.g. across worker processes)
         return (type(self), (self.text, self.position, self.detail, self.token, self.expected))
@@ -183,9 +216,27 @@ def tokenize(text: str) -> list[Token]:
     """
     if not isinstance(text, str):
         raise TypeError(f"a measure string must be a str, not {type(text).__name__}")
+    if len(text) > MAX_MEASURE_LENGTH:
+        raise MeasureSyntaxError(
+            text,
+            0,
+            f"the input has {len(text)} characters, more than the {MAX_MEASURE_LENGTH} a measure string may have",
+            expected=f"at most {MAX_MEASURE_LENGTH} characters",
+        )
     tokens: list[Token] = []
     i = 0
     n = len(text)
+
+    def check_length(kind: str, start: int, end: int) -> None:
+        if end - start > MAX_TOKEN_LENGTH:
+            raise MeasureSyntaxError(
+                text,
+                start,
+                f"{kind} of {end - start} characters at position {start} is longer than {MAX_TOKEN_LENGTH} characters",
+                token=text[start : start + MAX_TOKEN_LENGTH],
+                expected=f"a {kind} of at most {MAX_TOKEN_LENGTH} characters",
+            )
+
     while i < n:
         space = _SPACE.match(text, i)
         if space:
@@ -195,6 +246,7 @@ def tokenize(text: str) -> list[Token]:
         number = _NUMBER.match(text, i)
         if number:
             raw = number.group()
+            check_length("number", i, number.end())
             is_float = any(c in raw for c in ".eE")
             tokens.append(Token("NUMBER", raw, float(raw) if is_float else int(raw), i))
             i = number.end()
@@ -202,11 +254,13 @@ def tokenize(text: str) -> list[Token]:
         word = _WORD.match(text, i)
         if word:
             raw = word.group()
+            check_length("word", i, word.end())
             tokens.append(Token("WORD", raw, _KEYWORDS.get(raw, raw), i))
             i = word.end()
             continue
         if ch in "'\"":
             value, end = _read_string(text, i)
+            check_length("string", i, end)
             tokens.append(Token("STRING", text[i:end], value, i))
             i = end
             continue
@@ -237,6 +291,21 @@ class _Parser:
         self.text = text
         self.tokens = tokenize(text)
         self.index = 0
+        self.depth = 0
+
+    def enter(self) -> None:
+        """One level deeper into a dict or tuple; refused beyond :data:`MAX_NESTING` (before Python's own
+        recursion limit could be reached)."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            tok = self.peek()
+            raise MeasureSyntaxError(
+                self.text,
+                tok.pos,
+                f"dicts and tuples nested deeper than {MAX_NESTING} levels at position {tok.pos}",
+                token=tok.text,
+                expected=f"at most {MAX_NESTING} levels of nesting",
+            )
 
     # -- helpers ---------------------------------------------------------------------------------------
     def peek(self, ahead: int = 0) -> Token:
@@ -336,10 +405,12 @@ class _Parser:
         return items[0] if len(items) == 1 else tuple(items)
 
     def explicit_tuple(self) -> tuple:
+        self.enter()
         self.expect_op("(")
         items: list[Any] = []
         if self.is_op(")"):
             self.advance()
+            self.depth -= 1
             return ()
         while True:
             items.append(self.scalar())
@@ -353,6 +424,7 @@ class _Parser:
                 self.advance()
                 break
             self.fail("',' or ')'")
+        self.depth -= 1
         return tuple(items)
 
     def scalar(self, expected: str = "a value") -> Any:
@@ -378,10 +450,12 @@ class _Parser:
         self.fail(expected)
 
     def dictionary(self) -> dict:
+        self.enter()
         self.expect_op("{")
         out: dict[Any, Any] = {}
         if self.is_op("}"):
             self.advance()
+            self.depth -= 1
             return out
         while True:
             key_tok = self.peek()
@@ -414,6 +488,7 @@ class _Parser:
                 self.advance()
                 break
             self.fail("',' or '}'")
+        self.depth -= 1
         return out
 
 
@@ -597,6 +672,10 @@ def _not_provided():
     return ir_measures.measures.base._NOT_PROVIDED
 
 
+#: the largest cut-off passed to ``ir_measures``' own measures (trec_eval's providers take C integers)
+_MAX_BUILTIN_CUTOFF = 2**31 - 1
+
+
 def _coerce_builtin(name: str, key: str, value: Any, info) -> Any:
     """Check (and convert) one parameter value of an ``ir_measures`` built-in measure."""
 
@@ -620,8 +699,12 @@ def _coerce_builtin(name: str, key: str, value: Any, info) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             fail("not a number")
         value = float(value)
+        if not math.isfinite(value):
+            fail("not finite")
     elif isinstance(dtype, type) and not isinstance(value, dtype):
         fail(f"not a {dtype.__name__}")
+    if key == "cutoff" and isinstance(value, int) and not 1 <= value <= _MAX_BUILTIN_CUTOFF:
+        fail(f"a cut-off must be between 1 and {_MAX_BUILTIN_CUTOFF}")
     choices = getattr(info, "choices", _not_provided())
     if choices is not _not_provided() and choices is not None and value not in choices:
         fail("not a valid choice")
@@ -669,9 +752,15 @@ def parse(text) -> ir_measures.Measure:
         if at_param in params:
             raise ValueError(f"{name}: parameter {at_param!r} given twice (as {at_param}= and as @{at})")
         params[at_param] = at
-    if not getattr(measure, "_ir_incomplete", False):
-        params = _validate_builtin(name, measure, params, at is not None)
-    return measure(**params)
+    try:
+        if not getattr(measure, "_ir_incomplete", False):
+            params = _validate_builtin(name, measure, params, at is not None)
+        return measure(**params)
+    except ValueError as exc:  # a message quoting a long value (a big tuple or dict) is cut short
+        message = str(exc)
+        if len(message) <= 240 and "\n" not in message:
+            raise
+        raise ValueError(_clip_message(message)) from exc
 
 
 parse_measure = parse
@@ -696,15 +785,53 @@ def _module(name: str):
     return ir_measures if name == "ir_measures" else ir_measures.util
 
 
+_LONG_TOKEN = re.compile(rf"[^\s()\[\]{{}},=@:+]{{{MAX_TOKEN_LENGTH + 1},}}")
+
+
+def _hostile(measure) -> bool:
+    """True for a string that ``ir_measures``' own (``ast``-based) parser should not be given: longer than
+    :data:`MAX_MEASURE_LENGTH`, with a token longer than :data:`MAX_TOKEN_LENGTH` or with brackets nested
+    deeper than :data:`MAX_NESTING` (Python's parser can exhaust the recursion limit or memory on such
+    input, or spend its time converting a huge number); :func:`parse` refuses it cleanly."""
+    if not isinstance(measure, str):
+        return False
+    if len(measure) > MAX_MEASURE_LENGTH or _LONG_TOKEN.search(measure):
+        return True
+    depth = deepest = 0
+    for ch in measure:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    return deepest > MAX_NESTING + 1  # the measure's own '(' is one level
+
+
+def _check_upstream(measure):
+    """Refuse what ``ir_measures``' own parser accepts but :func:`parse` does not: a cut-off below 1
+    (``nDCG@-1``) or a parameter that is not a finite number (``RBP(p=1e999)``)."""
+    params = getattr(measure, "params", None) or {}
+    cutoff = params.get("cutoff")
+    if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and not 1 <= cutoff <= _MAX_BUILTIN_CUTOFF:
+        raise ValueError(f"invalid cut-off {cutoff}: a cut-off must be an integer between 1 and {_MAX_BUILTIN_CUTOFF}")
+    for key, value in params.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{measure!r}: invalid value {value!r} for parameter {key!r}: not finite")
+    return measure
+
+
 def _wrap_parse_measure(original):
     def parse_measure(measure):
+        if _hostile(measure):
+            return parse(measure)
         try:
-            return original(measure)
-        except Exception as upstream:
+            result = original(measure)
+        except Exception as upstream:  # including RecursionError and MemoryError of the ast parser
             try:
                 return parse(measure)
             except Exception as ours:
                 raise ours from upstream
+        return _check_upstream(result)
 
     parse_measure.__doc__ = (
         "Parse a measure string: ``ir_measures``' own ``parse_measure`` first and, when it fails, the "
@@ -715,6 +842,8 @@ def _wrap_parse_measure(original):
 
 def _wrap_parse_trec_measure(original):
     def parse_trec_measure(measure):
+        if _hostile(measure):
+            return [parse(measure)]
         try:
             return original(measure)
         except Exception as upstream:

@@ -651,7 +651,7 @@ def test_pyterrier_experiment_and_intervals(spec):
     long = pt.Experiment(
         list(results.values()), topics, qrels, names=list(results), perquery=True, eval_metrics=["nDCG@5", "BootNDCG@5"]
     )
-    tall = add_bootstrap_intervals(long, list(results.values()), qrels)
+    tall = add_bootstrap_intervals(long, list(results.values()), qrels, names=list(results))
     boot = tall[tall["measure"] == "BootNDCG@5"]
     assert boot["p5"].notna().all() and tall[tall["measure"] == "nDCG@5"]["p5"].isna().all()
     row = boot[(boot["name"] == "sysA") & (boot["qid"] == "F")].iloc[0]

@@ -27,6 +27,9 @@ __all__ = [
     "PRIOR_FLOOR",
     "MODE_BORDERS",
     "gain_table",
+    "topic_gain_table",
+    "RowGains",
+    "EXP_GAIN_SCALE_GRADE",
     "discounts",
     "ideal_dcg",
     "dcg",
@@ -36,6 +39,7 @@ __all__ = [
     "count_prior",
     "inverse_cdf",
     "bootstrap_replicates",
+    "replicate_chunk",
     "most_likely",
     "percentile",
     "median",
@@ -56,6 +60,13 @@ _MODE_SINGLE_BIN = 1e-4
 _BATCH_CELLS = 1 << 22
 
 
+def replicate_chunk(cells_per_replicate: int, b: int, budget: int | None = None) -> int:
+    """How many replicates to handle at once when one replicate needs ``cells_per_replicate`` cells:
+    ``b`` when all fit in ``budget`` (default: the sampler's batch size), else as many as fit (≥ 1)."""
+    budget = _BATCH_CELLS if budget is None else int(budget)
+    return int(min(int(b), max(1, budget // max(int(cells_per_replicate), 1))))
+
+
 # ---------------------------------------------------------------------------------------------------
 # DCG machinery
 # ---------------------------------------------------------------------------------------------------
@@ -65,6 +76,61 @@ def gain_table(n_levels: int, gain: str = "linear") -> np.ndarray:
         raise ValueError(f"gain={gain!r} is not valid; choices: {', '.join(GAINS)}")
     levels = np.arange(max(int(n_levels), 1), dtype=np.float64)
     return levels if gain == "linear" else np.exp2(levels) - 1.0
+
+
+#: exponential gains of a topic whose highest grade exceeds this are scaled (2^1024 overflows float64;
+#: the margin keeps sums of up to 2^60 such gains finite)
+EXP_GAIN_SCALE_GRADE = 960
+
+
+def topic_gain_table(grade_counts: np.ndarray, n_levels: int, gain: str = "linear") -> np.ndarray:
+    """The gain table of each topic: ``gain_table(n_levels, gain)`` (1-D, shared) for linear gain and
+    for ``exp`` with grades ≤ 960 (:data:`EXP_GAIN_SCALE_GRADE`).
+
+    2^g − 1 overflows float64 from g = 1024 on (and a DCG summing such gains earlier). With
+    ``gain="exp"`` and a level above 960 the table is 2-D (``[topics × n_levels]``): a topic whose
+    highest judged grade s is above 960 gets
+    ``(2^g − 1) · 2^−s = 2^(g−s) − 2^−s``, every other topic the unscaled gains. nDCG is a ratio of two
+    sums of the same topic's gains, so the common power-of-two factor cancels (scaling by 2^−s is exact
+    in binary floating point): values are those of exact arithmetic to the usual rounding, and topics
+    with moderate grades keep their values bit for bit. Kernels accept either form (2-D: one row per
+    topic, or per ranking through :class:`RowGains`).
+    """
+    if gain != "exp" or int(n_levels) <= EXP_GAIN_SCALE_GRADE + 1:
+        return gain_table(n_levels, gain)
+    counts = np.asarray(grade_counts)
+    has = counts[:, 1:] > 0
+    top = np.where(has.any(axis=1), counts.shape[1] - 1 - np.argmax(has[:, ::-1], axis=1), 0)
+    shift = np.where(top > EXP_GAIN_SCALE_GRADE, top, 0).astype(np.float64)
+    levels = np.arange(max(int(n_levels), 1), dtype=np.float64)
+    with np.errstate(over="ignore"):  # levels above a topic's own grades are never looked up
+        return np.exp2(levels[None, :] - shift[:, None]) - np.exp2(-shift)[:, None]
+
+
+class RowGains:
+    """The per-topic gain table of :func:`topic_gain_table` seen per ranking: row ``i`` uses
+    ``table[topic[i]]`` (no copy per ranking). ``gains[rows]`` selects rankings."""
+
+    ndim = 2
+
+    def __init__(self, table: np.ndarray, topic: np.ndarray):
+        self.table = table
+        self.topic = np.asarray(topic)
+
+    def __getitem__(self, rows) -> RowGains:
+        return RowGains(self.table, self.topic[rows])
+
+
+def _gains_of(gains, grades: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """``gains[grades]``; for a 2-D table (one row per topic or ranking, or :class:`RowGains`), row
+    ``rows[i]`` (default ``i``) of it for ``grades[i]``."""
+    if gains.ndim == 1:
+        return gains[grades]
+    if rows is None:
+        rows = np.arange(grades.shape[0])
+    if isinstance(gains, RowGains):
+        gains, rows = gains.table, gains.topic[rows]
+    return gains[rows[:, None], grades] if grades.ndim == 2 else gains[rows, grades]
 
 
 def discounts(k: int) -> np.ndarray:
@@ -98,7 +164,7 @@ def ideal_dcg(grade_counts: np.ndarray, cutoff: int | None, gains: np.ndarray) -
     ranks = np.arange(depth)
     # grade of the ideal document at rank i: how many levels g >= 1 still have more than i documents
     grade = (at_least[:, 1:, None] > ranks[None, None, :]).sum(axis=1)
-    return _sum_columns(gains[grade], discounts(depth))
+    return _sum_columns(_gains_of(gains, grade), discounts(depth))
 
 
 def dcg(codes: np.ndarray, gains: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
@@ -109,12 +175,12 @@ def dcg(codes: np.ndarray, gains: np.ndarray, extra: np.ndarray | None = None) -
     """
     grades = np.where(codes > 0, codes, 0)
     disc = discounts(codes.shape[1])
-    out = _sum_columns(gains[grades], disc)
+    out = _sum_columns(_gains_of(gains, grades), disc)
     if extra is not None:
         # added after the judged part, in rank order: the same arithmetic as a bootstrap replicate,
         # so a replicate that samples the bound's grades equals the bound bit for bit
         for j in range(codes.shape[1]):
-            out += gains[extra[:, j]] * disc[j]
+            out += _gains_of(gains, extra[:, j]) * disc[j]
     return out
 
 
@@ -218,14 +284,17 @@ def bootstrap_replicates(
 
     Uniforms come from ``draws(g, n_positions)``, called once per distinct value ``g`` of ``group``
     (rows that share a group — the rankings of one topic — share their uniforms): it must return
-    ``[n_positions × b]`` floats in [0, 1), row ``i`` being the stream of rank ``i + 1``. Everything
-    else about a row is computed from that row alone, so a row's replicates never depend on which other
-    rows are in the call.
+    ``[n_positions × b]`` floats in [0, 1), row ``i`` being the stream of rank ``i + 1``. When one
+    group's ``rows × k × b`` cells exceed the batch size, replicates are drawn in column chunks through
+    ``draws(g, n_positions, first, stop)``, which must return columns ``first .. stop-1`` of that same
+    array. Everything else about a row is computed from that row alone, so a row's replicates never
+    depend on which other rows are in the call, nor on the chunking.
 
     Vectorized over replicates and cells: rows whose reservoir can never run out (every modelled level
     ≥ 1 holds at least as many documents as the row has unjudged cells) take ℓ* directly; the others
     step through their unjudged cells one position at a time, all replicates and rows at once.
-    Memory: about ``rows_per_batch × k × b`` cells, rows batched by group.
+    Memory: the ``[rows × b]`` result plus about ``rows_per_batch × k × chunk`` cells of work space
+    (at most :data:`_BATCH_CELLS` unless one row alone needs more per replicate).
     """
     rows, k = unjudged.shape
     out = np.empty((rows, b), dtype=np.float64)
@@ -244,43 +313,54 @@ def bootstrap_replicates(
         groups = group[order]
         starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
         ends = np.append(starts[1:], len(order))
-        per_row = max(int(k) * int(b), 1)
+        # replicates are handled in column chunks small enough for the largest group: memory is bounded
+        # whatever b is, and the uniforms of a chunk are the same numbers as in one piece
+        width = replicate_chunk(int(k) * int((ends - starts).max()), b)
+        per_row = max(int(k) * width, 1)
         i = 0
         while i < len(starts):
             j = i + 1  # take whole groups until the batch is full
             while j < len(starts) and (ends[j] - starts[i]) * per_row <= _BATCH_CELLS:
                 j += 1
-            _bootstrap_batch(
-                order[starts[i] : ends[j - 1]],
-                groups[starts[i] : ends[j - 1]],
-                unjudged,
-                sequence,
-                cdf,
-                reservoir,
-                scarce,
-                gains,
-                disc,
-                draws,
-                b,
-                out,
-            )
+            for lo in range(0, b, width):
+                _bootstrap_batch(
+                    order[starts[i] : ends[j - 1]],
+                    groups[starts[i] : ends[j - 1]],
+                    unjudged,
+                    sequence,
+                    cdf,
+                    reservoir,
+                    scarce,
+                    gains,
+                    disc,
+                    draws,
+                    b,
+                    (lo, min(lo + width, b)),
+                    out,
+                )
             i = j
     # (with a single level only grade 0 can be drawn: every replicate is the naive lower bound)
     return _divide(out, idcg)
 
 
-def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarce, gains, disc, draws, b, out):
-    """Replicates of ``rows`` (sorted by group), added into ``out`` in place."""
+def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarce, gains, disc, draws, b, span, out):
+    """Replicates ``span = (first, stop)`` of ``rows`` (sorted by group), added into ``out`` in place."""
+    first_rep, stop_rep = span
     cell_row, cell_col = np.nonzero(unjudged[rows])  # row-major: cells grouped by row, in rank order
     n_cells = len(cell_row)
     cell_cdf = cdf[rows[cell_row]]
-    grades = np.empty((n_cells, b), dtype=np.int8 if cdf.shape[1] <= 127 else np.int32)
+    grades = np.empty((n_cells, stop_rep - first_rep), dtype=np.int8 if cdf.shape[1] <= 127 else np.int32)
     # cells are sorted by row and rows by group: each group owns one contiguous run of cells
     cell_group = row_groups[cell_row]
     bounds = np.flatnonzero(np.concatenate(([True], cell_group[1:] != cell_group[:-1], [True])))
+    whole = first_rep == 0 and stop_rep == b
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         cols = cell_col[lo:hi]
-        stream = draws(cell_group[lo], int(cols.max()) + 1)
+        n_positions = int(cols.max()) + 1
+        if whole:
+            stream = draws(cell_group[lo], n_positions)
+        else:
+            stream = draws(cell_group[lo], n_positions, first_rep, stop_rep)
         grades[lo:hi] = inverse_cdf(stream[cols], cell_cdf[lo:hi])
 
     scarce_cells = np.flatnonzero(scarce[rows[cell_row]])
@@ -294,7 +374,9 @@ def _bootstrap_batch(rows, row_groups, unjudged, sequence, cdf, reservoir, scarc
     for step in range(int(width.max())):
         has = np.flatnonzero(width > step)
         cells = first[has] + step
-        out[target[has]] += gains[grades[cells]] * disc[cell_col[cells]][:, None]
+        out[target[has], first_rep:stop_rep] += (
+            _gains_of(gains, grades[cells], target[has]) * disc[cell_col[cells]][:, None]
+        )
 
 
 def _fallback(cells, cell_row, cell_col, rows, sequence, reservoir, grades):

@@ -38,6 +38,8 @@ __all__ = [
     "topic_streams",
     "PRIORS",
     "ECIR23_LEVELS",
+    "MAX_B",
+    "MAX_REPLICATE_CELLS",
 ]
 
 PRIORS = ("pool+run", "pool", "run")
@@ -49,6 +51,14 @@ ECIR23_LEVELS = 4
 _COMPAT_DEFAULTS = {"ecir23": {"order": "docid", "pool_scope": "collection"}}
 #: numbers that summarise a bootstrap distribution in :class:`BootstrapMetric`
 DETAIL_FIELDS = ("mode", "mean", "median", "p5", "p95", "naive_lower", "naive_upper")
+
+#: the largest number of replicates ``BootNDCG`` accepts (time grows with b, memory does not)
+MAX_B = 10_000_000
+#: replicate values (rows × b) computed and summarised at once when only summaries are needed
+ROW_BLOCK_CELLS = 1 << 22
+#: the most replicate values returned in one array (:meth:`BootstrappedNDCG.replicates`,
+#: :func:`ir_incomplete.bootstrap_ndcg`): 2^25 float64 values are 256 MiB
+MAX_REPLICATE_CELLS = 1 << 25
 
 _STAT_RE = re.compile(r"p(\d+(?:\.\d+)?)\Z")
 
@@ -166,8 +176,10 @@ class _CutoffAlwaysShown(IncompleteMeasure):
         judged_counts = np.bincount(rows * n_grades + codes[judged], minlength=codes.shape[0] * n_grades).reshape(
             codes.shape[0], n_grades
         )
-        gains = kernels.gain_table(max(n_grades, ECIR23_LEVELS), self.get("gain"))
+        gains = kernels.topic_gain_table(qrels.grade_counts, max(n_grades, ECIR23_LEVELS), self.get("gain"))
         idcg = ranked.per_topic(kernels.ideal_dcg(qrels.grade_counts, self.get("cutoff"), gains))
+        if gains.ndim == 2:  # exp gain of grades > 960: one scaled table per topic, see topic_gain_table
+            gains = kernels.RowGains(gains, ranked.topic_of_row)
         return codes, unjudged, topic_counts, judged_counts, gains, idcg
 
     @staticmethod
@@ -190,7 +202,8 @@ class NaiveUpperNDCG(_CutoffAlwaysShown):
     and never exceeds 1 (the assigned grades come from other judged documents, without replacement).
     Judged documents retrieved below k stay in the reservoir.
 
-    Conventions: ``DCG@k = Σ_{i≤k} gain(g_i)/log2(i+1)``, gain linear (``gain=exp``: 2^g − 1); unjudged
+    Conventions: ``DCG@k = Σ_{i≤k} gain(g_i)/log2(i+1)``, gain linear (``gain=exp``: 2^g − 1, computed
+    without overflow for any grade: see :func:`~ir_incomplete.kernels.ndcg.topic_gain_table`); unjudged
     = unpooled (absent from the qrels) or pooled but unjudged (negative qrels grade, trec_eval; build
     the qrels with ``negative="zero"`` to treat such documents as judged nonrelevant); IDCG = 0 (no
     relevant judgment) gives 0; ties in score are broken by document id descending, scores compared in
@@ -251,11 +264,14 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
     used instead (D13). The reference code's "P" and "R" labels are swapped (D11); the names here
     follow the paper's formulas.
 
-    Parameters: ``prior`` (pool+run | pool | run), ``b`` replicates (1000), ``stat`` (above), ``seed``
+    Parameters: ``prior`` (pool+run | pool | run), ``b`` replicates (1000; at most :data:`MAX_B`,
+    10 000 000, refused above; memory does not grow with b, time does), ``stat`` (above), ``seed``
     (42; ``seed=none`` draws fresh entropy, so results are then **not reproducible**), ``gain``
-    (linear | exp: 2^g − 1, [FGPH]'s equation and its Table 1), ``order`` (rank | docid: the order in
-    which unjudged documents are processed; it matters only when the reservoir runs out — rank order is
-    the default so that a document's id never changes its sampled grade, decision D14),
+    (linear | exp: 2^g − 1, [FGPH]'s equation and its Table 1; grades above 960 are computed with the
+    topic's gains scaled by a power of two, which cancels in the ratio, so there is no overflow),
+    ``order`` (rank | docid: the order in which unjudged documents are processed; it matters only when
+    the reservoir runs out — rank order is the default so that a document's id never changes its
+    sampled grade, decision D14),
     ``pool_scope`` (topic | collection) and ``compat=ecir23``. The cut-off defaults to 10 (the paper's
     k) and always appears in the string: ``BootNDCG@10``.
 
@@ -297,7 +313,9 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             choices=PRIORS,
             desc="prior over grades: run (judged top-k docs), pool (all judged docs), or their average",
         ),
-        "b": Param(int, default=1000, minimum=1, desc="number of bootstrap replicates"),
+        "b": Param(
+            int, default=1000, minimum=1, maximum=MAX_B, desc=f"number of bootstrap replicates (at most {MAX_B})"
+        ),
         "stat": StatParam(desc="statistic of the replicates that is the value"),
         "seed": Param(
             int,
@@ -335,17 +353,48 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
 
     # -- the distribution --------------------------------------------------------------------------------
     def replicates(self, ranked, qrels, _setup: dict | None = None) -> np.ndarray:
-        """``[rows × b]`` replicates, one row per row of ``ranked``."""
+        """``[rows × b]`` replicates, one row per row of ``ranked``.
+
+        Refused with a ``ValueError`` when ``rows × b`` exceeds :data:`MAX_REPLICATE_CELLS` (256 MiB of
+        values); :meth:`replicate_blocks` gives the same values a few rows at a time.
+        """
+        b = self.get("b")
+        if ranked.n_rows * b > MAX_REPLICATE_CELLS:
+            raise ValueError(
+                f"{self!r}: {ranked.n_rows} rankings × b={b} replicates is more than {MAX_REPLICATE_CELLS} values "
+                f"to return at once; use a smaller b or fewer runs/queries (values and summaries are computed "
+                f"in blocks and need no such limit)"
+            )
         setup = _setup if _setup is not None else self.setup(ranked, qrels)
+        return self._replicates(ranked, qrels, setup, np.arange(ranked.n_rows))
+
+    def replicate_blocks(self, ranked, qrels, _setup: dict | None = None, rows: np.ndarray | None = None):
+        """Yield ``(row_indices, block)`` with ``block`` the ``[len(row_indices) × b]`` replicates of those
+        rows of ``ranked`` (``rows``: which rows, default all), a few rows at a time: blocks hold about
+        :data:`ROW_BLOCK_CELLS` values (at least one row), rows of a topic together. The values equal
+        the corresponding rows of :meth:`replicates` bit for bit."""
+        setup = _setup if _setup is not None else self.setup(ranked, qrels)
+        rows = np.arange(ranked.n_rows) if rows is None else np.asarray(rows, dtype=np.intp)
+        rows = rows[np.argsort(ranked.topic_of_row[rows], kind="stable")]
+        step = max(1, ROW_BLOCK_CELLS // self.get("b"))
+        for lo in range(0, len(rows), step):
+            part = rows[lo : lo + step]
+            yield part, self._replicates(ranked, qrels, setup, part)
+
+    def _replicates(self, ranked, qrels, setup: dict[str, Any], rows: np.ndarray) -> np.ndarray:
+        def take(name):
+            value = setup[name]
+            return None if value is None else value[rows]
+
         return kernels.bootstrap_replicates(
-            setup["unjudged"],
-            setup["sequence"],
-            setup["base_dcg"],
-            setup["idcg"],
-            setup["prior"],
-            setup["reservoir"],
-            setup["gains"],
-            ranked.topic_of_row,
+            take("unjudged"),
+            take("sequence"),
+            take("base_dcg"),
+            take("idcg"),
+            take("prior"),
+            take("reservoir"),
+            setup["gains"] if setup["gains"].ndim == 1 else setup["gains"][rows],
+            ranked.topic_of_row[rows],
             topic_streams(qrels.topic_ids, self.get("seed"), self.get("b")),
             self.get("b"),
         )
@@ -409,19 +458,35 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
 
     # -- values -----------------------------------------------------------------------------------------
     def compute(self, ranked, qrels):
-        return statistic(self.replicates(ranked, qrels), self.get("stat"))
+        setup = self.setup(ranked, qrels)
+        out = np.zeros(ranked.n_rows, dtype=np.float64)
+        for rows, block in self.replicate_blocks(ranked, qrels, setup):
+            out[rows] = statistic(block, self.get("stat"))
+        return out
 
     def compute_details(self, ranked, qrels) -> dict[str, np.ndarray]:
         """``value`` and every :data:`DETAIL_FIELDS` entry per row (for :class:`BootstrapMetric`)."""
         setup = self.setup(ranked, qrels)
-        reps = self.replicates(ranked, qrels, setup)
-        out = summarize(reps, percentiles=(5, 95))
+        stat = self.get("stat")
+        percentiles = (5, 95) if not stat.startswith("p") else (5, 95, float(stat[1:]))
+        out = self.summaries(ranked, qrels, percentiles, setup)
+        out["value"] = out[stat]
+        return out
+
+    def summaries(self, ranked, qrels, percentiles=(5, 95), _setup: dict | None = None) -> dict[str, np.ndarray]:
+        """:func:`summarize` of every row's replicates plus ``naive_lower``/``naive_upper``, computed
+        block by block (memory independent of b and of the number of rows)."""
+        setup = _setup if _setup is not None else self.setup(ranked, qrels)
+        out: dict[str, np.ndarray] = {}
+        for rows, block in self.replicate_blocks(ranked, qrels, setup):
+            for name, values in summarize(block, percentiles=percentiles).items():
+                out.setdefault(name, np.zeros(ranked.n_rows, dtype=np.float64))[rows] = values
+        if not out:
+            out = {name: np.zeros(0) for name in summarize(np.zeros((0, 1)), percentiles=percentiles)}
         out["naive_lower"] = kernels.ndcg(setup["codes"], setup["idcg"], setup["gains"])
         out["naive_upper"] = self._upper(
             setup["codes"], setup["unjudged"], setup["full_reservoir"], setup["gains"], setup["idcg"]
         )
-        stat = self.get("stat")
-        out["value"] = out[stat] if stat in out else statistic(reps, stat)
         return out
 
 
@@ -486,7 +551,9 @@ def summarize(replicates: np.ndarray, percentiles=(5, 95)) -> dict[str, np.ndarr
 
 
 def topic_streams(topic_ids, seed: int | None, b: int):
-    """``draws(topic_code, n_positions) -> [n_positions × b]`` uniforms of one topic.
+    """``draws(topic_code, n_positions) -> [n_positions × b]`` uniforms of one topic;
+    ``draws(topic_code, n_positions, first, stop)`` returns only the columns ``first .. stop-1`` of that
+    array (the same numbers, without the memory of the whole array).
 
     Topic ``t`` (its id text) gets ``default_rng(SeedSequence(seed, spawn_key=key(t)))`` with ``key``
     the four 32-bit words of ``blake2b(t, digest_size=16)``; row i of its ``[rank × replicate]`` array
@@ -495,11 +562,23 @@ def topic_streams(topic_ids, seed: int | None, b: int):
     """
     entropy = np.random.SeedSequence().entropy if seed is None else int(seed)
 
-    def draws(topic_code, n_positions: int) -> np.ndarray:
+    def draws(topic_code, n_positions: int, first: int = 0, stop: int | None = None) -> np.ndarray:
         digest = hashlib.blake2b(str(topic_ids[int(topic_code)]).encode("utf-8"), digest_size=16).digest()
         key = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
-        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
-        return rng.random((int(n_positions), int(b)))
+        bits = np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=key))  # what default_rng uses
+        rng = np.random.Generator(bits)
+        stop = int(b) if stop is None else int(stop)
+        if first == 0 and stop == b:
+            return rng.random((int(n_positions), int(b)))
+        # columns first .. stop-1 of the [n_positions × b] array: each double is one 64-bit draw, so
+        # skipping ahead in the stream gives the same numbers as drawing the whole array
+        out = np.empty((int(n_positions), stop - int(first)), dtype=np.float64)
+        bits.advance(int(first))
+        for i in range(int(n_positions)):
+            if i:
+                bits.advance(int(b) - out.shape[1])
+            rng.random(out=out[i])
+        return out
 
     return draws
 
