@@ -226,14 +226,19 @@ def test_depth_pool_hand_built(pool_example):
     runs, qrels = pool_example
     # run A, topic 1: a (3.0), then the tie b/c by doc id descending: c, b; then d. Run B: x, b, a.
     # topic 2: p and q tie in single precision → q before p (doc id descending); B: r.
+    # "mark": the full pool (the qrels) is known, documents outside the depth-2 pool stay as −1
     assert frame_rows(depth_pool(qrels, runs, 2)) == [
         ("1", "a", 1),
         ("1", "b", 0),
         ("1", "c", 1),
+        ("1", "d", -1),
         ("1", "x", -1),
+        ("1", "y", -1),
         ("2", "p", 1),
         ("2", "q", 0),
         ("2", "r", 1),
+        ("2", "s", -1),
+        ("4", "w", -1),
     ]
     assert frame_rows(depth_pool(qrels, runs, 2, unjudged="drop")) == [
         ("1", "a", 1),
@@ -243,10 +248,15 @@ def test_depth_pool_hand_built(pool_example):
         ("2", "q", 0),
         ("2", "r", 1),
     ]
-    assert frame_rows(depth_pool(qrels, runs, 1)) == [("1", "a", 1), ("1", "x", -1), ("2", "q", 0), ("2", "r", 1)]
-    assert frame_rows(depth_pool(qrels, runs, 1, score_precision="float64")) == [
+    assert [r for r in frame_rows(depth_pool(qrels, runs, 1)) if r[2] >= 0] == [
         ("1", "a", 1),
-        ("1", "x", -1),
+        ("2", "q", 0),
+        ("2", "r", 1),
+    ]
+    assert len(depth_pool(qrels, runs, 1)) == len(qrels)
+    assert frame_rows(depth_pool(qrels, runs, 1, unjudged="drop")) == [("1", "a", 1), ("2", "q", 0), ("2", "r", 1)]
+    assert frame_rows(depth_pool(qrels, runs, 1, unjudged="drop", score_precision="float64")) == [
+        ("1", "a", 1),
         ("2", "p", 1),
         ("2", "r", 1),
     ]
@@ -260,6 +270,33 @@ def test_depth_pool_hand_built(pool_example):
         ("2", "q", 0),
         ("2", "r", 1),
     ]
+
+
+def test_depth_pool_keeps_the_full_pool_for_pool_aware_estimators():
+    """qrels {a:1, b:0, c:1}, runs X = a b c and Y = c a b, depth 1: b is pooled but unjudged, so
+    infAP, indAP and subAP of X see the full pool (1.0), while AP stays 0.8333; dropping b loses it."""
+    qrels = make_qrels({"1": [1, 0, 1]})
+    qrels["doc_id"] = ["a", "b", "c"]
+    runs = {
+        "X": pd.DataFrame({"query_id": "1", "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]}),
+        "Y": pd.DataFrame({"query_id": "1", "doc_id": ["c", "a", "b"], "score": [3.0, 2.0, 1.0]}),
+    }
+    marked = depth_pool(qrels, runs, 1)
+    assert frame_rows(marked) == [("1", "a", 1), ("1", "b", -1), ("1", "c", 1)]
+    measures = ["AP", "infAP", "indAP", "subAP"]
+    got = ir_incomplete.evaluate(runs, marked, measures, per_query=False).set_index(["run", "measure"])["value"]
+    assert got["X", "AP"] == pytest.approx(5 / 6, abs=1e-12)
+    for m in ("infAP", "indAP", "subAP"):
+        assert got["X", m] == pytest.approx(1.0, abs=1e-5)  # infAP: ε-smoothing, 0.999997
+    dropped = depth_pool(qrels, runs, 1, unjudged="drop")
+    old = ir_incomplete.evaluate(runs, dropped, measures, per_query=False).set_index(["run", "measure"])["value"]
+    for m in measures:
+        assert old["X", m] == pytest.approx(5 / 6, abs=1e-5)
+    # the study uses the same judgments
+    study = robustness_study(runs, qrels, measures, method="depth", levels=[1], progress=False)
+    values = study.scores.set_index(["measure", "run"])["value"]
+    for m in measures:
+        assert values[m, "X"] == pytest.approx(got["X", m], abs=1e-12)
 
 
 def test_run_pool_listing(pool_example):
