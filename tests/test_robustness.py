@@ -930,6 +930,18 @@ def test_cli_missing_qrels(tmp_path, capsys):
     assert "--qrels: no such file" in capsys.readouterr().err
 
 
+def test_cli_data_error_exits_2_and_leaves_no_output(tmp_path, small_collection, capsys):
+    from ir_incomplete.robustness.cli import main
+
+    runs, qrels = small_collection
+    qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
+    qrels_path.write_text("t0 0 doc01 high\n")
+    assert main(_cli_args(qrels_path, run_dir, tmp_path / "o")) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ir_incomplete robustness: error:") and "'high'" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
 def test_cli_help_returns_zero(capsys):
     from ir_incomplete.robustness.cli import main
 

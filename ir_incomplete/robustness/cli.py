@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import tempfile
+import zlib
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
@@ -396,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ValueError as exc:
         return fail(exc, EXIT_USAGE)
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError, EOFError) as exc:
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         return fail(exc, EXIT_DATA)
 
     summary = summarize(result.stats)

@@ -68,6 +68,9 @@ class StudyResult(NamedTuple):
     * ``scores``: per-run mean scores with degraded judgments: ``measure, level, repeat, run, value,
       reference`` (``reference`` = the value it is compared with, from the full judgments);
     * ``reference``: the full-judgment scores used as references: ``measure, run, value``.
+
+    ``stats.attrs`` and ``scores.attrs`` hold ``method``, ``reference``, ``filters`` and
+    ``runs_removed`` (the runs the filters left out). For ``method="logo"`` the level is the pool depth.
     """
 
     stats: pd.DataFrame
@@ -178,6 +181,8 @@ def _degraded(ctx: _Context, level, seed: int, group: str | None = None) -> pd.D
 def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """``[measures × runs]`` mean scores of every run and ``[measures × runs × topics]`` per-topic scores
     (topics of the full judgments, NaN where the qrels lack the topic); one ``evaluate`` call."""
+    from ir_measures.measures import SumAgg
+
     from ir_incomplete.api import as_measures, evaluate
 
     frame = evaluate(
@@ -191,8 +196,6 @@ def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray,
     cell = np.ravel_multi_index((m, r), shape)
     total = np.bincount(cell, weights=values, minlength=shape[0] * shape[1]).reshape(shape)
     count = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
-    from ir_measures.measures import SumAgg
-
     summed = np.array([isinstance(x.aggregator(), SumAgg) for x in as_measures(measures)], dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(summed[:, None], total, total / count)
