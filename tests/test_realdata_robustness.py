@@ -84,3 +84,68 @@ def test_robust04_depth_pool_of_ten_runs(robust04):
     listed = pool.pool(100)
     assert len(listed.merge(qrels, on=["query_id", "doc_id"])) == len(deep)
     assert len(deep.merge(listed, on=["query_id", "doc_id"])) == len(deep)
+
+
+def test_covid_depth_pools_mark_the_full_pool(covid, tmp_path):
+    """Yilmaz & Aslam's shallow-pool setup on TREC-COVID round-1 runs (complete judgments of topics
+    1–30, reference AP on the full judgments), as ``examples/depth_pooling.py`` runs it: with the
+    documents outside the depth-4 pool kept as pooled-but-unjudged, infAP and subAP rank the runs
+    clearly better than AP (τ ≈ 0.93 vs 0.88); dropping them made every estimator equal to AP."""
+    example = _example("depth_pooling")
+    result = example.depth_study(covid["runs"], covid["complete"], levels=[1, 4])
+    stats = result.stats.set_index(["measure", "level"])
+    tau, rmse = stats["tau"], stats["rmse"]
+    assert tau["AP", 4] == pytest.approx(0.88, abs=0.02)
+    assert tau["infAP", 4] == pytest.approx(0.93, abs=0.02)
+    assert tau["subAP", 4] == pytest.approx(0.93, abs=0.02)
+    assert min(tau["infAP", 4], tau["subAP", 4]) > tau["AP", 4] + 0.03
+    # the README's measured values
+    for (measure, level), value in {
+        ("AP", 1): 0.8187,
+        ("infAP", 1): 0.8914,
+        ("indAP", 1): 0.8410,
+        ("subAP", 1): 0.8975,
+        ("Bpref", 1): 0.8193,
+        ("AP", 4): 0.8829,
+        ("infAP", 4): 0.9302,
+        ("indAP", 4): 0.9007,
+        ("subAP", 4): 0.9358,
+        ("Bpref", 4): 0.8242,
+    }.items():
+        assert tau[measure, level] == pytest.approx(value, abs=5e-4), (measure, level)
+    assert rmse["AP", 4] == pytest.approx(0.1389, abs=5e-4) and rmse["infAP", 4] == pytest.approx(0.1949, abs=5e-4)
+    assert (stats["rmse_topic"] >= stats["rmse"]).all()
+    degraded = depth_pool(covid["complete"], covid["runs"], 4)
+    assert len(degraded) == len(covid["complete"])
+    dropped = depth_pool(covid["complete"], covid["runs"], 4, unjudged="drop")
+    assert (degraded["relevance"] >= 0).sum() == len(dropped) < len(covid["complete"])
+    if importlib.util.find_spec("matplotlib") is not None:
+        example.plot(result.stats, tmp_path / "depth.png")
+        assert (tmp_path / "depth.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_covid_leave_one_group_out(covid):
+    """``examples/leave_one_group_out.py``: every TREC-COVID round-1 run scored without the round-1
+    judgments only its own team's contributing run put into the top-10 pool, against nDCG@10 on all
+    round-1 judgments (the README's table)."""
+    example = _example("leave_one_group_out")
+    board = pd.read_csv(ROOT.parent / "shared" / "data" / "trec-covid-round1" / "leaderboard.csv", dtype=str)
+    table, result = example.logo_table(covid["runs"], covid["qrels"], board)
+    assert len(result.reference) == 143 and result.reference["measure"].unique().tolist() == ["nDCG@10"]
+    got = table.set_index("estimator")
+    measured = {  # tau, rmse, rmse_topic
+        "naive lower": (0.9162, 0.0376, 0.0706),
+        "condensed": (0.7987, 0.1330, 0.1817),
+        "BootNDCG pool": (0.9101, 0.0506, 0.0989),
+        "BootNDCG run": (0.7689, 0.1362, 0.2164),
+        "BootNDCG pool+run": (0.8726, 0.0822, 0.1450),
+        "naive upper": (-0.3052, 0.4758, 0.5212),
+    }
+    for name, (tau, rmse, rmse_topic) in measured.items():
+        assert got.loc[name, "tau"] == pytest.approx(tau, abs=5e-4), name
+        assert got.loc[name, "rmse"] == pytest.approx(rmse, abs=5e-4), name
+        assert got.loc[name, "rmse_topic"] == pytest.approx(rmse_topic, abs=5e-4), name
+    # scored without its own team's judgments, no run gains naive nDCG@10 on this data; most lose
+    scores = result.scores[result.scores["measure"] == "nDCG@10"].set_index("run")
+    assert (scores["value"] <= scores["reference"] + 1e-12).all()
+    assert (scores["value"] < scores["reference"] - 1e-9).sum() > 100

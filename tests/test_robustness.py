@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -31,6 +38,8 @@ from ir_incomplete.robustness import (
     swap_rates,
 )
 from ir_incomplete.robustness import study as study_module
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -226,14 +235,19 @@ def test_depth_pool_hand_built(pool_example):
     runs, qrels = pool_example
     # run A, topic 1: a (3.0), then the tie b/c by doc id descending: c, b; then d. Run B: x, b, a.
     # topic 2: p and q tie in single precision → q before p (doc id descending); B: r.
+    # "mark": the full pool (the qrels) is known, documents outside the depth-2 pool stay as −1
     assert frame_rows(depth_pool(qrels, runs, 2)) == [
         ("1", "a", 1),
         ("1", "b", 0),
         ("1", "c", 1),
+        ("1", "d", -1),
         ("1", "x", -1),
+        ("1", "y", -1),
         ("2", "p", 1),
         ("2", "q", 0),
         ("2", "r", 1),
+        ("2", "s", -1),
+        ("4", "w", -1),
     ]
     assert frame_rows(depth_pool(qrels, runs, 2, unjudged="drop")) == [
         ("1", "a", 1),
@@ -243,10 +257,15 @@ def test_depth_pool_hand_built(pool_example):
         ("2", "q", 0),
         ("2", "r", 1),
     ]
-    assert frame_rows(depth_pool(qrels, runs, 1)) == [("1", "a", 1), ("1", "x", -1), ("2", "q", 0), ("2", "r", 1)]
-    assert frame_rows(depth_pool(qrels, runs, 1, score_precision="float64")) == [
+    assert [r for r in frame_rows(depth_pool(qrels, runs, 1)) if r[2] >= 0] == [
         ("1", "a", 1),
-        ("1", "x", -1),
+        ("2", "q", 0),
+        ("2", "r", 1),
+    ]
+    assert len(depth_pool(qrels, runs, 1)) == len(qrels)
+    assert frame_rows(depth_pool(qrels, runs, 1, unjudged="drop")) == [("1", "a", 1), ("2", "q", 0), ("2", "r", 1)]
+    assert frame_rows(depth_pool(qrels, runs, 1, unjudged="drop", score_precision="float64")) == [
+        ("1", "a", 1),
         ("2", "p", 1),
         ("2", "r", 1),
     ]
@@ -260,6 +279,33 @@ def test_depth_pool_hand_built(pool_example):
         ("2", "q", 0),
         ("2", "r", 1),
     ]
+
+
+def test_depth_pool_keeps_the_full_pool_for_pool_aware_estimators():
+    """qrels {a:1, b:0, c:1}, runs X = a b c and Y = c a b, depth 1: b is pooled but unjudged, so
+    infAP, indAP and subAP of X see the full pool (1.0), while AP stays 0.8333; dropping b loses it."""
+    qrels = make_qrels({"1": [1, 0, 1]})
+    qrels["doc_id"] = ["a", "b", "c"]
+    runs = {
+        "X": pd.DataFrame({"query_id": "1", "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]}),
+        "Y": pd.DataFrame({"query_id": "1", "doc_id": ["c", "a", "b"], "score": [3.0, 2.0, 1.0]}),
+    }
+    marked = depth_pool(qrels, runs, 1)
+    assert frame_rows(marked) == [("1", "a", 1), ("1", "b", -1), ("1", "c", 1)]
+    measures = ["AP", "infAP", "indAP", "subAP"]
+    got = ir_incomplete.evaluate(runs, marked, measures, per_query=False).set_index(["run", "measure"])["value"]
+    assert got["X", "AP"] == pytest.approx(5 / 6, abs=1e-12)
+    for m in ("infAP", "indAP", "subAP"):
+        assert got["X", m] == pytest.approx(1.0, abs=1e-5)  # infAP: ε-smoothing, 0.999997
+    dropped = depth_pool(qrels, runs, 1, unjudged="drop")
+    old = ir_incomplete.evaluate(runs, dropped, measures, per_query=False).set_index(["run", "measure"])["value"]
+    for m in measures:
+        assert old["X", m] == pytest.approx(5 / 6, abs=1e-5)
+    # the study uses the same judgments
+    study = robustness_study(runs, qrels, measures, method="depth", levels=[1], progress=False)
+    values = study.scores.set_index(["measure", "run"])["value"]
+    for m in measures:
+        assert values[m, "X"] == pytest.approx(got["X", m], abs=1e-12)
 
 
 def test_run_pool_listing(pool_example):
@@ -498,11 +544,15 @@ MEASURES = ["AP", "infAP", "Bpref"]
 def test_study_full_level_agrees_with_itself(small_collection):
     runs, qrels = small_collection
     result = robustness_study(runs, qrels, MEASURES, levels=[1.0], repeats=3, seed=1, progress=False)
-    assert list(result.stats.columns) == ["measure", "level", "repeat", "tau", "pearson", "rmse"]
+    # every statistic agreement() returns, then the per-topic RMSE
+    keys = list(agreement([0.1, 0.2, 0.4], [0.1, 0.3, 0.2]))
+    assert list(result.stats.columns) == ["measure", "level", "repeat", *keys, "rmse_topic"]
+    assert {"tau", "pearson", "rmse"} <= set(keys)
     assert len(result.stats) == 3 * 3
     np.testing.assert_allclose(result.stats["tau"], 1.0, atol=1e-12)
     np.testing.assert_allclose(result.stats["pearson"], 1.0, atol=1e-12)
     assert (result.stats["rmse"] < 1e-12).all()
+    assert (result.stats["rmse_topic"] < 1e-12).all()
     assert set(result.scores.columns) == {"measure", "level", "repeat", "run", "value", "reference"}
     assert len(result.scores) == 3 * 3 * 5
 
@@ -513,10 +563,12 @@ def test_study_cells_match_direct_evaluation(small_collection):
         runs, qrels, MEASURES, levels=[0.2, 0.5], repeats=2, seed=9, reference="AP", progress=False
     )
     full_ap = ir_incomplete.evaluate(runs, qrels, ["AP"], per_query=False).set_index("run")["value"]
+    full_topic = ir_incomplete.evaluate(runs, qrels, ["AP"]).set_index(["run", "query_id"])["value"]
     for li, level in enumerate([0.2, 0.5]):
         for r in range(2):
             degraded = sample_judgments(qrels, level, study_module._task_seed(9, li, r))
             direct = ir_incomplete.evaluate(runs, degraded, MEASURES, per_query=False)
+            per_topic = ir_incomplete.evaluate(runs, degraded, MEASURES)
             for m in MEASURES:
                 est = direct[direct["measure"] == m].set_index("run")["value"]
                 row = result.stats[
@@ -525,6 +577,11 @@ def test_study_cells_match_direct_evaluation(small_collection):
                 assert row["tau"] == pytest.approx(kendall_tau(full_ap, est))
                 assert row["pearson"] == pytest.approx(pearson(full_ap, est))
                 assert row["rmse"] == pytest.approx(rmse(full_ap, est))
+                pairs = per_topic[per_topic["measure"] == m].set_index(["run", "query_id"])["value"]
+                assert len(pairs) == 5 * 6
+                expected = math.sqrt(((pairs - full_topic.reindex(pairs.index)) ** 2).mean())
+                assert row["rmse_topic"] == pytest.approx(expected, rel=1e-12)
+                assert row["rmse_topic"] >= row["rmse"]  # Jensen: errors partly cancel in the means
     summary = summarize(result.stats)
     assert summary["repeats"].tolist() == [2] * 6
     first = result.stats[(result.stats["measure"] == "AP") & (result.stats["level"] == 0.2)]
@@ -579,11 +636,22 @@ def test_study_pool_methods(small_collection):
     assert depth.stats.iloc[1]["rmse"] == pytest.approx(rmse(full, est))
     groups = {"run0": "g1", "run1": "g1", "run2": "g2", "run3": "g3", "run4": "g3"}
     logo = robustness_study(runs, qrels, ["AP"], method="logo", progress=False, options={"groups": groups, "depth": 3})
-    assert logo.stats["level"].tolist() == ["g1", "g2", "g3"]
-    est = ir_incomplete.evaluate(
-        runs, leave_one_group_out(qrels, runs, groups, "g2", 3), ["AP"], per_query=False
-    ).set_index("run")["value"]
-    assert logo.stats.iloc[1]["tau"] == pytest.approx(kendall_tau(full, est))
+    assert logo.stats["level"].tolist() == [3]  # one row: every run scored once
+    est = pd.concat(
+        [
+            ir_incomplete.evaluate(
+                {r: runs[r] for r in runs if groups[r] == g},
+                leave_one_group_out(qrels, runs, groups, g, 3),
+                ["AP"],
+                per_query=False,
+            ).set_index("run")["value"]
+            for g in ("g1", "g2", "g3")
+        ]
+    )
+    assert logo.stats.iloc[0]["tau"] == pytest.approx(kendall_tau(full, est))
+    assert logo.stats.iloc[0]["rmse"] == pytest.approx(rmse(full, est))
+    np.testing.assert_allclose(logo.scores.set_index("run")["value"].reindex(est.index), est, atol=1e-15)
+    assert (est < full.reindex(est.index) + 1e-12).all() and (est < full.reindex(est.index) - 1e-6).any()
     mixed = robustness_study(
         runs,
         qrels,
@@ -595,6 +663,57 @@ def test_study_pool_methods(small_collection):
         options={"extra": 0.5, "pool_runs": ["run0", "run1"]},
     )
     assert len(mixed.stats) == 2
+
+
+def test_study_logo_scores_each_run_without_its_own_group():
+    """Zobel's protocol by hand: A1 and A2 (group A) are scored on the judgments without the documents only
+    group A pooled, B1 on those without B's; depth 2 (see test_leave_one_group_out_two_groups)."""
+    runs = {
+        "A1": pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["d1", "d2", "e1"], "score": [2.0, 1.0, 1.0]}),
+        "A2": pd.DataFrame({"query_id": "1", "doc_id": ["d2", "d3", "d9"], "score": [2.0, 1.0, 0.5]}),
+        "B1": pd.DataFrame(
+            {"query_id": ["1", "1", "1", "2"], "doc_id": ["d3", "d4", "d1", "e2"], "score": [2.0, 1.0, 0.1, 1.0]}
+        ),
+    }
+    groups = {"A1": "A", "A2": "A", "B1": "B"}
+    qrels = pd.DataFrame(
+        {
+            "query_id": ["1"] * 6 + ["2", "2"],
+            "doc_id": ["d1", "d2", "d3", "d4", "d5", "d9", "e1", "e2"],
+            "relevance": [1, 0, 1, 0, 1, -1, 1, 0],
+        }
+    )
+    result = robustness_study(
+        runs, qrels, ["AP"], method="logo", levels=[2], options={"groups": groups}, progress=False
+    )
+    got = result.scores.set_index("run")
+    # A1 without A's documents (d1, d2, e1): topic 1 has R = 2 (d3, d5), neither retrieved; topic 2 R = 0
+    assert got.loc["A1", "value"] == 0.0
+    assert got.loc["A1", "reference"] == pytest.approx((1 / 3 + 1) / 2)  # full: d1 at rank 1 of R = 3; e1
+    # A2 without A's documents: d3 (also pooled by B) stays: rank 2 of R = 2
+    assert got.loc["A2", "value"] == pytest.approx((1 / 2 / 2 + 0) / 2)
+    # B1 without B's documents (d4, e2): nothing it found relevant leaves; d3 1st, d1 3rd of R = 3
+    assert got.loc["B1", "value"] == pytest.approx((1 + 2 / 3) / 3 / 2)
+    assert got.loc["B1", "value"] == pytest.approx(got.loc["B1", "reference"])
+    row = result.stats.iloc[0]
+    assert row["rmse"] == pytest.approx(rmse(got["reference"], got["value"]))
+    per_topic_err = [(1 / 3) ** 2, 1.0, (1 / 4 - 1 / 6) ** 2, 0.0, 0.0, 0.0]  # (A1, A2, B1) × (topic 1, 2)
+    assert row["rmse_topic"] == pytest.approx(math.sqrt(np.mean(per_topic_err)))
+    # a group that contributed nothing to the pool keeps every judgment
+    alone = robustness_study(
+        runs,
+        qrels,
+        ["AP"],
+        method="logo",
+        options={"groups": groups, "depth": 2, "pool_runs": ["A1", "A2"]},
+        progress=False,
+    )
+    b1 = alone.scores.set_index("run").loc["B1"]
+    assert b1["value"] == b1["reference"]
+    with pytest.raises(ValueError, match="either as levels or as options"):
+        robustness_study(runs, qrels, ["AP"], method="logo", levels=[2], options={"groups": groups, "depth": 2})
+    with pytest.raises(ValueError, match=r"no group for runs \['B1'\]"):
+        robustness_study(runs, qrels, ["AP"], method="logo", options={"groups": {"A1": "A", "A2": "A"}})
 
 
 @pytest.mark.parametrize(
@@ -753,7 +872,7 @@ def test_cli_logo_with_groups_file(tmp_path, small_collection):
         ]
     )
     assert code == 0
-    assert pd.read_csv(tmp_path / "o" / "stats.csv")["level"].tolist() == ["g1", "g2", "g3"]
+    assert pd.read_csv(tmp_path / "o" / "stats.csv")["level"].tolist() == [5]
 
 
 @pytest.mark.parametrize(
@@ -811,8 +930,250 @@ def test_cli_missing_qrels(tmp_path, capsys):
     assert "--qrels: no such file" in capsys.readouterr().err
 
 
+def test_cli_data_error_exits_2_and_leaves_no_output(tmp_path, small_collection, capsys):
+    from ir_incomplete.robustness.cli import main
+
+    runs, qrels = small_collection
+    qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
+    qrels_path.write_text("t0 0 doc01 high\n")
+    assert main(_cli_args(qrels_path, run_dir, tmp_path / "o")) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ir_incomplete robustness: error:") and "'high'" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
 def test_cli_help_returns_zero(capsys):
     from ir_incomplete.robustness.cli import main
 
     assert main(["--help"]) == 0
     assert "--method {sample,stratified,depth,mixed,logo}" in capsys.readouterr().out
+
+
+def _cli_args(qrels_path, run_dir, out, *extra):
+    return [
+        "--qrels",
+        str(qrels_path),
+        "--runs",
+        str(run_dir),
+        "--measures",
+        "AP",
+        "--levels",
+        "0.5",
+        "--repeats",
+        "2",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--no-plots",
+        *extra,
+    ]
+
+
+def test_cli_checks_out_before_the_study(tmp_path, small_collection, capsys, monkeypatch):
+    from ir_incomplete.robustness import cli
+
+    runs, qrels = small_collection
+    qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
+
+    def never(*args, **kwargs):
+        raise AssertionError("the study ran before --out was checked")
+
+    monkeypatch.setattr(study_module, "robustness_study", never)
+    a_file = tmp_path / "taken.csv"
+    a_file.write_text("x\n")
+    assert cli.main(_cli_args(qrels_path, run_dir, a_file)) == 2
+    assert "taken.csv exists and is not a folder" in capsys.readouterr().err
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    assert cli.main(_cli_args(qrels_path, run_dir, busy)) == 2
+    err = capsys.readouterr().err
+    assert "is not empty (notes.txt)" in err and "--overwrite" in err
+    assert sorted(p.name for p in busy.iterdir()) == ["notes.txt"]
+
+
+def test_cli_manifest_and_overwrite(tmp_path, small_collection, capsys):
+    import json
+
+    import ir_incomplete
+    from ir_incomplete.robustness import cli
+
+    runs, qrels = small_collection
+    qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
+    out = tmp_path / "out"
+    assert cli.main(_cli_args(qrels_path, run_dir, out, "--seed", "3")) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is True and manifest["version"] == ir_incomplete.__version__
+    assert manifest["seed"] == 3 and manifest["parameters"]["levels"] == "0.5"
+    assert manifest["parameters"]["method"] == "sample" and manifest["runs"] == sorted(runs)
+    assert manifest["files"] == ["stats.csv", "summary.csv", "scores.csv", "reference.csv"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(manifest["files"] + ["manifest.json"])
+    assert cli.main(_cli_args(qrels_path, run_dir, out)) == 2  # not empty
+    capsys.readouterr()
+    # --overwrite: the previous study's files go first; a file of the user stays
+    (out / "notes.txt").write_text("mine")
+    args = _cli_args(qrels_path, run_dir, out, "--overwrite", "--levels", "0.3,0.6", "--filters", "top75")
+    assert cli.main(args) == 0
+    again = json.loads((out / "manifest.json").read_text())
+    assert again["complete"] is True and again["parameters"]["levels"] == "0.3,0.6"
+    assert again["parameters"]["filters"] == ["top75"] and len(again["runs"]) == 4
+    assert len(again["runs_removed_by_filters"]) == 1
+    assert len(pd.read_csv(out / "stats.csv")) == 4
+    assert (out / "notes.txt").read_text() == "mine"
+    # a bad parameter found by the study leaves a new folder as it was: absent
+    assert cli.main(_cli_args(qrels_path, run_dir, tmp_path / "new", "--levels", "2")) == 2
+    assert not (tmp_path / "new").exists()
+
+
+def test_cli_outputs_are_atomic(tmp_path, small_collection, monkeypatch):
+    """A study killed while writing leaves no truncated file under a final name, and its manifest says
+    it is incomplete."""
+    import json
+
+    from ir_incomplete.robustness import cli
+
+    runs, qrels = small_collection
+    qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
+    real = pd.DataFrame.to_csv
+
+    def dies_half_way(self, path, **kwargs):
+        if "scores.csv" in str(path):
+            with open(path, "w") as handle:
+                handle.write("measure,level,rep")  # a partial header, then the process "dies"
+            raise KeyboardInterrupt
+        return real(self, path, **kwargs)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", dies_half_way)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(_cli_args(qrels_path, run_dir, out))
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "stats.csv", "summary.csv"]
+    assert json.loads((out / "manifest.json").read_text())["complete"] is False
+    monkeypatch.setattr(pd.DataFrame, "to_csv", real)
+    assert cli.main(_cli_args(qrels_path, run_dir, out, "--overwrite")) == 0
+    assert json.loads((out / "manifest.json").read_text())["complete"] is True
+
+
+def _children(pid: int) -> list[int]:
+    """Process ids whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_cli_workers_exit_when_the_study_is_killed(tmp_path, small_collection, sig):
+    runs, qrels = small_collection
+    qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
+    args = _cli_args(qrels_path, run_dir, tmp_path / "out", "--n-jobs", "2")
+    args[args.index("--repeats") + 1] = "2000"  # far longer than the test waits
+    code = "import sys; from ir_incomplete.robustness.cli import main; sys.exit(main(sys.argv[1:]))"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    parent = subprocess.Popen([sys.executable, "-c", code, *args], env=env, stderr=subprocess.DEVNULL)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers) < 2 and time.monotonic() < deadline and parent.poll() is None:
+            time.sleep(0.2)
+            workers = _children(parent.pid)
+        assert len(workers) >= 2, "the workers never started"
+        time.sleep(0.5)
+        parent.send_signal(sig)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 5
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [w for w in workers if _alive(w)], "worker processes outlived the killed study"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        for w in workers:
+            with contextlib.suppress(OSError):
+                if _alive(w):
+                    os.kill(w, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------------------
+# run filters
+# ---------------------------------------------------------------------------------------------------
+def test_run_filters():
+    from ir_incomplete.robustness import RUN_FILTERS, filter_runs, runs_above_quartile, runs_retrieving, top_runs
+
+    assert RUN_FILTERS == ("top75", "retrieved95", "above_q1")
+    scores = pd.Series({"a": 0.5, "b": 0.1, "c": 0.3, "d": 0.2, "e": 0.4, "f": 0.3, "g": 0.05, "h": 0.6})
+    # 8 runs: round_half_up(6) = 6 best: h, a, e, c/f (tied), d
+    assert top_runs(scores) == ["a", "c", "d", "e", "f", "h"]
+    # 5 runs, 0.75 · 5 = 3.75 → 4; the 4th best ties with a 5th: both kept
+    assert top_runs({"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0, "e": 1.0}) == ["a", "b", "c", "d", "e"]
+    assert top_runs({"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0, "e": 0.0}) == ["a", "b", "c", "d"]
+    # first quartile of the 8 scores (numpy linear): 0.175; strictly above it
+    assert np.quantile(scores.to_numpy(), 0.25) == pytest.approx(0.175)
+    assert runs_above_quartile(scores) == ["a", "c", "d", "e", "f", "h"]
+    assert runs_above_quartile({"a": 1.0, "b": 1.0, "c": 1.0}) == []  # nothing lies above a constant
+    qrels = make_qrels({"t1": [1, 0], "t2": [0, 1]})
+
+    def run(n1, n2, extra_topic=0):
+        rows = [("t1", f"x{i}", -float(i)) for i in range(n1)] + [("t2", f"y{i}", -float(i)) for i in range(n2)]
+        rows += [("t9", f"z{i}", 1.0) for i in range(extra_topic)]
+        return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+
+    runs = {"full": run(10, 10), "short": run(10, 8), "just": run(10, 9), "other": run(9, 9, extra_topic=50)}
+    # depth 10 over 2 topics: 95 % of 20 = 19 documents needed; topics outside the qrels do not count
+    assert runs_retrieving(runs, qrels, depth=10) == ["full", "just"]
+    assert runs_retrieving({"deep": run(30, 0)}, qrels, depth=10) == []  # at most depth per topic counts
+    assert filter_runs(runs, qrels, ["retrieved95"]) == []  # the default depth is 1000
+    tied = pd.Series({"full": 1.0, "short": 1.0, "just": 2.0, "other": 1.0})
+    assert filter_runs(runs, qrels, ["top75"], scores=tied) == list(runs)  # the 3rd best ties with the 4th
+    assert filter_runs(runs, qrels, ["above_q1"], scores=tied) == ["just"]  # q1 = 1
+    assert filter_runs(runs, qrels, ["top75", "above_q1"], scores=tied) == ["just"]  # a run must pass both
+    ap = ir_incomplete.evaluate(runs, qrels, ["AP"], per_query=False).set_index("run")["value"]
+    assert filter_runs(runs, qrels, ["above_q1"]) == runs_above_quartile(ap)  # scored with AP by default
+    for bad, message in (
+        (
+            lambda: filter_runs(runs, qrels, ["top50"]),
+            "unknown run filter 'top50'; choices: top75, retrieved95, above_q1",
+        ),
+        (lambda: top_runs(scores, 0), "fraction=0 is out of range"),
+        (lambda: top_runs(pd.Series({"a": np.nan})), "score of run 'a' is not a finite number"),
+        (lambda: runs_above_quartile(scores, 1.5), "q=1.5 is not valid"),
+        (lambda: runs_retrieving(runs, qrels, depth=0), "depth=0 is out of range"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            bad()
+
+
+def test_study_filters(small_collection):
+    runs, qrels = small_collection
+    full = ir_incomplete.evaluate(runs, qrels, ["infAP"], per_query=False).set_index("run")["value"]
+    kept = sorted(full.sort_values(ascending=False).index[:4])  # round_half_up(0.75 · 5) = 4
+    result = robustness_study(
+        runs, qrels, ["AP", "infAP"], levels=[0.5], repeats=1, reference="infAP", filters=["top75"], progress=False
+    )
+    assert sorted(result.reference["run"]) == kept and sorted(result.scores["run"].unique()) == kept
+    assert result.stats.attrs["runs_removed"] == sorted(set(runs) - set(kept))
+    direct = robustness_study(
+        {r: runs[r] for r in kept}, qrels, ["AP", "infAP"], levels=[0.5], repeats=1, reference="infAP", progress=False
+    )
+    pd.testing.assert_frame_equal(result.stats, direct.stats)  # the judgments do not depend on the filter
+    with pytest.raises(ValueError, match="unknown run filter 'best'; choices: top75, retrieved95, above_q1"):
+        robustness_study(runs, qrels, ["AP"], filters=["best"], progress=False)
+    with pytest.raises(ValueError, match=r"keep 0 of 5 runs"):
+        robustness_study(runs, qrels, ["AP"], filters=["retrieved95"], progress=False)  # 45 of 1000 documents

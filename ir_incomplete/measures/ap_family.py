@@ -284,7 +284,8 @@ class Bpref10Measure(IncompleteMeasure):
 
     ``trec_eval`` (default, spec decision D3) is trec_eval 8.1's ``bpref_top10pRnonrel`` with N
     excluding negative qrels (as trec_eval ≥ 9 does for bpref); trec_eval ≥ 9 no longer has this measure.
-    ``paper`` is the published formula, which equals Ahlgren & Grönqvist's "practical adjustment".
+    ``paper`` is the published formula, which equals Ahlgren & Grönqvist's "practical adjustment": use
+    ``Bpref10(variant=paper)`` to reproduce the papers' numbers. The two differ when N < R+10.
     bpref-10 can violate SWAP: moving a relevant document above a nonrelevant one beyond the first R+10
     leaves it unchanged.
 
@@ -296,7 +297,10 @@ class Bpref10Measure(IncompleteMeasure):
     __name__ = "Bpref10"
     NAME = "Bpref10"
     PRETTY_NAME = "Binary Preference, top R+10 nonrelevant"
-    SHORT_DESC = "bpref counting the first R+10 judged nonrelevant documents (bpref-10)."
+    SHORT_DESC = (
+        "bpref-10: first R+10 judged nonrelevant count; default trec_eval 8.1's min(N, R+10), "
+        "papers' R+10 = variant=paper."
+    )
     SUPPORTED_PARAMS = {
         "rel": REL_PARAM,
         "variant": Param(

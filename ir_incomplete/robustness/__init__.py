@@ -8,9 +8,12 @@ measure's system ranking and values hold. This package does that for any measure
   at least one relevant document kept), :func:`stratified_sample` (the same fraction of every grade),
   :func:`depth_pool`, :func:`mixed_pool` (depth pool plus random extra judgments) and
   :func:`leave_one_group_out`; all seeded, all returning new qrels DataFrames;
+* **filters** (:mod:`~ir_incomplete.robustness.filters`): the papers' run filters :func:`top_runs`,
+  :func:`runs_retrieving`, :func:`runs_above_quartile` and :func:`filter_runs`;
 * **compare** (:mod:`~ir_incomplete.robustness.compare`): Kendall τ, Pearson ρ, RMS error, swap rates;
 * **study** (:mod:`~ir_incomplete.robustness.study`): :func:`robustness_study` runs the whole grid
-  (levels × repeats), locally, in processes or on a dask cluster;
+  (levels × repeats), locally, in processes or on a dask cluster, including leave-one-group-out
+  (``method="logo"``: every run scored without its own group's pool contributions);
 * **plot** (:mod:`~ir_incomplete.robustness.plot`, needs matplotlib): robustness curves and
   actual-vs-estimated scatter plots;
 * the ``ir_incomplete robustness`` command line (:mod:`~ir_incomplete.robustness.cli`).
@@ -43,6 +46,7 @@ from ir_incomplete.robustness.degrade import (
     sample_judgments,
     stratified_sample,
 )
+from ir_incomplete.robustness.filters import RUN_FILTERS, filter_runs, runs_above_quartile, runs_retrieving, top_runs
 from ir_incomplete.robustness.plot import plot_robustness, plot_scatter
 from ir_incomplete.robustness.study import DEFAULT_LEVELS, METHODS, StudyResult, robustness_study, summarize
 
@@ -62,6 +66,11 @@ __all__ = [
     "swap_rates",
     "swap_rate",
     "per_topic_matrix",
+    "RUN_FILTERS",
+    "top_runs",
+    "runs_above_quartile",
+    "runs_retrieving",
+    "filter_runs",
     "METHODS",
     "DEFAULT_LEVELS",
     "StudyResult",

@@ -5,26 +5,51 @@ Example::
     ir_incomplete robustness --qrels qrels.txt --runs runs/ --measures AP infAP Bpref \\
         --method sample --levels 0.05,0.1,0.3,1 --repeats 10 --reference AP --out results/
 
-writes to ``--out``: ``stats.csv`` (measure, level, repeat, tau, pearson, rmse), ``summary.csv`` (mean
-and standard deviation over repeats), ``scores.csv`` (per-run scores with degraded judgments and the
-reference values), ``reference.csv`` (full-judgment scores) and, when matplotlib is installed,
-``robustness_tau.png`` and ``robustness_rmse.png``. The summary is also printed.
+writes to ``--out``: ``stats.csv`` (measure, level, repeat, tau, pearson, rmse, …, rmse_topic),
+``summary.csv`` (mean and standard deviation over repeats), ``scores.csv`` (per-run scores with degraded
+judgments and the reference values), ``reference.csv`` (full-judgment scores), when matplotlib is
+installed ``robustness_tau.png`` and ``robustness_rmse.png``, and ``manifest.json``. The summary is also
+printed.
 
-Exit codes: 0 success; 2 usage errors (bad options or parameters, a missing file); 1 data errors (an
-unreadable or malformed file). Errors are one line on stderr.
+Outputs you can trust: ``--out`` is checked before the study starts (it must be a folder, empty unless
+``--overwrite``); ``manifest.json`` is written first with ``"complete": false`` and rewritten with
+``"complete": true`` and the list of files when everything is written; it records the package version,
+every parameter and the seed. Each file is written to a temporary file in the same folder and renamed
+into place, so a killed study never leaves a truncated file under a final name. With ``--overwrite``
+the files of the previous study are removed first. Worker processes (``--n-jobs``) exit when this
+process dies.
+
+Exit codes: 0 success; 2 errors (bad options or parameters, a missing, unreadable or malformed file, an
+output folder that cannot be used). Errors are one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import sys
-from collections.abc import Sequence
+import tempfile
+import zlib
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 
 __all__ = ["main", "build_parser"]
 
 PROG = "ir_incomplete robustness"
-EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 2, 2
+MANIFEST = "manifest.json"
+#: every file a study may write into ``--out`` (removed first under ``--overwrite``)
+OUTPUT_FILES = (
+    "stats.csv",
+    "summary.csv",
+    "scores.csv",
+    "reference.csv",
+    "robustness_tau.png",
+    "robustness_rmse.png",
+    MANIFEST,
+)
 
 
 class _UsageError(Exception):
@@ -37,6 +62,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ir_incomplete.robustness.filters import RUN_FILTERS
     from ir_incomplete.robustness.study import METHODS
 
     p = _Parser(
@@ -65,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="sample",
         choices=METHODS,
         help="degradation: sample, stratified (levels = fractions), depth, mixed (levels = pool "
-        "depths), logo (levels = groups left out; needs --groups); default sample",
+        "depths), logo (leave one group out: every run scored without the documents only its group "
+        "pooled; levels = pool depths, default 10; needs --groups); default sample",
     )
     p.add_argument(
         "--levels", default=None, help="comma-separated levels, e.g. 0.05,0.1,0.3,1 (default depends on --method)"
@@ -78,7 +105,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MEASURE",
         help="compare every measure with this measure on the full judgments (default: each measure with itself)",
     )
-    p.add_argument("--out", required=True, metavar="DIR", help="output directory (created if needed)")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="output folder (created if needed; must be empty unless --overwrite)",
+    )
+    p.add_argument(
+        "--overwrite", action="store_true", help="use a non-empty --out folder: remove the previous study's files first"
+    )
+    p.add_argument(
+        "--filters",
+        nargs="+",
+        default=None,
+        choices=RUN_FILTERS,
+        metavar="FILTER",
+        help="compare only the runs that pass these filters: top75 (best 75%% by the reference measure), "
+        "retrieved95 (at least 95%% of 1000 documents per topic retrieved), above_q1 (above the first "
+        "quartile of the reference measure)",
+    )
     p.add_argument("--n-jobs", type=int, default=1, help="local worker processes (-1: one per CPU)")
     p.add_argument(
         "--unjudged",
@@ -120,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--group-column", default="group", help="column of --groups naming the group (default 'group'; e.g. 'team')"
     )
-    p.add_argument("--pool-depth", type=int, default=None, help="logo: pool depth (default 100)")
+    p.add_argument("--pool-depth", type=int, default=None, help="logo: pool depth (default 10; or use --levels)")
     p.add_argument(
         "--negative",
         choices=("pooled_unjudged", "zero"),
@@ -149,10 +194,8 @@ def _levels(text: str | None, method: str) -> list | None:
         try:
             if method in ("sample", "stratified"):
                 out.append(float(item))
-            elif method in ("depth", "mixed"):
-                out.append(int(item))
             else:
-                out.append(item)
+                out.append(int(item))
         except ValueError:
             kind = "a fraction" if method in ("sample", "stratified") else "an integer depth"
             raise _UsageError(f"--levels: {item!r} is not {kind}") from None
@@ -211,8 +254,85 @@ def _options(args) -> dict:
     return opts
 
 
+def _check_out(path: str, overwrite: bool) -> tuple[list[str], bool]:
+    """Validate ``--out`` before the study: a folder (created if needed), empty unless ``overwrite``.
+    Returns the previous study's files to remove, and whether the folder was created."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise _UsageError(f"--out: {path} exists and is not a folder")
+    if os.path.isdir(path):
+        present = sorted(os.listdir(path))
+        if present and not overwrite:
+            shown = ", ".join(present[:5]) + (" …" if len(present) > 5 else "")
+            raise _UsageError(
+                f"--out: folder {path} is not empty ({shown}); use --overwrite to replace the study in it"
+            )
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise _UsageError(f"--out: folder {path} is not writable")
+        old = set(OUTPUT_FILES)
+        with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+            with open(os.path.join(path, MANIFEST), encoding="utf-8") as handle:
+                old.update(os.path.basename(str(f)) for f in json.load(handle).get("files", []))
+        return [f for f in present if f in old or (f.startswith(".") and f.endswith(".tmp"))], False
+    try:
+        os.makedirs(path)
+    except OSError as exc:
+        raise _UsageError(f"--out: cannot create folder {path}: {exc.strerror or exc}") from None
+    return [], True
+
+
+def atomic_write(path: str, write: Callable[[str], object]) -> None:
+    """Write ``path`` atomically: ``write(temporary path)`` in the same folder, flush to disk, rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _write_manifest(out: str, manifest: dict) -> None:
+    text = json.dumps(manifest, indent=2, default=str) + "\n"
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+    atomic_write(os.path.join(out, MANIFEST), write)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _manifest(args, argv: Sequence[str], options: dict, levels) -> dict:
+    import ir_incomplete
+
+    parameters = {k: v for k, v in sorted(vars(args).items())}
+    return {
+        "program": PROG,
+        "package": "ir_incomplete",
+        "version": ir_incomplete.__version__,
+        "python": sys.version.split()[0],
+        "argv": list(argv),
+        "parameters": parameters,
+        "levels": levels,
+        "options": {k: v for k, v in options.items() if k != "groups"},
+        "groups": options.get("groups"),
+        "seed": args.seed,
+        "started": _now(),
+        "complete": False,
+        "files": [],
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a robustness study; returns the exit code (0 success, 1 data error, 2 usage error)."""
+    """Run a robustness study; returns the exit code (0 success, 2 error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
@@ -225,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs = _run_files(args.runs)
         levels = _levels(args.levels, args.method)
         options = _options(args)
+        stale, created = _check_out(args.out, args.overwrite)
     except _UsageError as exc:
         sys.stderr.write(parser.format_usage())
         sys.stderr.write(f"{PROG}: error: {exc}\n")
@@ -233,6 +354,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     import pandas as pd
 
     from ir_incomplete.robustness.study import robustness_study, summarize
+
+    out = args.out
+    manifest = _manifest(args, argv, options, levels)
+    try:
+        for name in stale:
+            os.unlink(os.path.join(out, name))
+        _write_manifest(out, manifest)
+    except OSError as exc:
+        sys.stderr.write(f"{PROG}: error: cannot write to --out folder {out}: {exc.strerror or exc}\n")
+        return EXIT_USAGE
+
+    def fail(exc, code):
+        sys.stderr.write(f"{PROG}: error: {' '.join(str(exc).split())}\n")
+        with contextlib.suppress(OSError):  # nothing was computed: leave the folder as it was
+            os.unlink(os.path.join(out, MANIFEST))
+            if created and not os.listdir(out):
+                os.rmdir(out)
+        return code
 
     try:
         from ir_incomplete.api import as_run_mapping
@@ -252,36 +391,54 @@ def main(argv: Sequence[str] | None = None) -> int:
             n_jobs=args.n_jobs,
             progress=not args.no_progress,
             options=options,
+            filters=args.filters,
             negative=args.negative,
             score_precision=args.score_precision,
         )
     except ValueError as exc:
-        sys.stderr.write(f"{PROG}: error: {' '.join(str(exc).split())}\n")
-        return EXIT_USAGE
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        sys.stderr.write(f"{PROG}: error: {' '.join(str(exc).split())}\n")
-        return EXIT_DATA
+        return fail(exc, EXIT_USAGE)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError, EOFError, zlib.error) as exc:
+        return fail(exc, EXIT_DATA)
 
-    os.makedirs(args.out, exist_ok=True)
     summary = summarize(result.stats)
-    result.stats.to_csv(os.path.join(args.out, "stats.csv"), index=False)
-    summary.to_csv(os.path.join(args.out, "summary.csv"), index=False)
-    result.scores.to_csv(os.path.join(args.out, "scores.csv"), index=False)
-    result.reference.to_csv(os.path.join(args.out, "reference.csv"), index=False)
-    written = ["stats.csv", "summary.csv", "scores.csv", "reference.csv"]
-    if not args.no_plots:
-        try:
-            from ir_incomplete.robustness.plot import plot_robustness
+    tables = {
+        "stats.csv": result.stats,
+        "summary.csv": summary,
+        "scores.csv": result.scores,
+        "reference.csv": result.reference,
+    }
+    written = []
+    try:
+        for name, frame in tables.items():
+            atomic_write(os.path.join(out, name), lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
+            written.append(name)
+        if not args.no_plots:
+            try:
+                import matplotlib  # noqa: F401
 
-            for stat in ("tau", "rmse"):
-                name = f"robustness_{stat}.png"
-                plot_robustness(result.stats, stat, path=os.path.join(args.out, name))
-                written.append(name)
-        except ImportError:
-            sys.stderr.write(
-                f"{PROG}: matplotlib is not installed; no plots written (pip install ir_incomplete[plot])\n"
-            )
+                from ir_incomplete.robustness.plot import plot_robustness
+            except ImportError:
+                sys.stderr.write(
+                    f"{PROG}: matplotlib is not installed; no plots written (pip install ir_incomplete[plot])\n"
+                )
+            else:
+                for stat in ("tau", "rmse"):
+                    name = f"robustness_{stat}.png"
+                    fig = plot_robustness(result.stats, stat)  # a bare Figure: no pyplot state to close
+                    atomic_write(os.path.join(out, name), lambda tmp, fig=fig: fig.savefig(tmp, format="png"))
+                    written.append(name)
+        manifest.update(
+            complete=True,
+            files=written,
+            runs=list(pd.unique(result.reference["run"])),
+            runs_removed_by_filters=result.stats.attrs.get("runs_removed", []),
+            finished=_now(),
+        )
+        _write_manifest(out, manifest)
+    except OSError as exc:
+        sys.stderr.write(f"{PROG}: error: cannot write to --out folder {out}: {exc.strerror or exc}\n")
+        return EXIT_USAGE
     with pd.option_context("display.width", 120, "display.max_rows", 500):
         sys.stdout.write(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
-    sys.stdout.write(f"wrote {', '.join(written)} to {args.out}\n")
+    sys.stdout.write(f"wrote {', '.join(written + [MANIFEST])} to {out}\n")
     return EXIT_OK

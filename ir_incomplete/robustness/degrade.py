@@ -16,10 +16,11 @@ Option ``unjudged`` (every function):
   negative entries of the input that stay in the pool are kept as −1;
 * ``"drop"``: removed documents (and negative entries of the input) disappear from the qrels.
 
-Which removed documents "stay in the pool": in :func:`sample_judgments`, :func:`stratified_sample` and
-:func:`mixed_pool` the pool is the complete judgment set, so every removed judged document does. In
-:func:`depth_pool` and :func:`leave_one_group_out` the pool itself shrinks: removed documents leave it
-and are dropped under both options.
+Which removed documents "stay in the pool": in :func:`sample_judgments`, :func:`stratified_sample`,
+:func:`depth_pool` and :func:`mixed_pool` the full pool is the complete judgment set (Yilmaz & Aslam,
+KAIS 2008, §4.5.5, treat the full pool as known and only the shallow pool as judged), so every removed
+judged document does. In :func:`leave_one_group_out` the pool itself shrinks (the left-out group never
+contributed): removed documents leave it and are dropped under both options.
 
 Pools are formed from the runs' top-``depth`` documents in trec_eval's ranking order (score descending,
 compared in single precision by default, ties broken by document id descending), see :class:`RunPool`.
@@ -406,18 +407,21 @@ def _pool_of(runs, score_precision: str) -> RunPool:
 
 def depth_pool(qrels, runs, depth: int, *, unjudged: str = "mark", score_precision: str = "float32") -> pd.DataFrame:
     """The judgments of a depth-``depth`` pool of ``runs``: only qrels documents that some run ranks in
-    its top ``depth`` for that topic are kept (a shallower TREC pool; Yilmaz & Aslam, KAIS 2008, §4.5.5).
+    its top ``depth`` for that topic keep their grade (a shallower TREC pool; Yilmaz & Aslam, KAIS 2008,
+    §4.5.5).
 
-    Pool documents absent from the qrels stay absent (no judgment can be invented). Documents outside the
-    new pool leave the qrels under both ``unjudged`` options; negative entries of the input inside the
-    pool are kept as −1 (``"mark"``) or removed (``"drop"``).
+    The full pool is known: under ``unjudged="mark"`` (default) every other qrels document (judged
+    outside the depth-``depth`` pool, or a negative entry of the input) stays with grade −1, pooled but
+    unjudged, so that infAP, indAP ``variant=pool`` and subAP see the full pool, as in the paper.
+    ``"drop"`` keeps only the judged documents inside the depth-``depth`` pool. Pool documents absent
+    from the qrels stay absent (no judgment can be invented).
     """
     depth = _check_int(depth, "depth", 1)
     unjudged = _check_unjudged(unjudged)
     judg = _judgments(qrels)
     pool = _pool_of(runs, score_precision)
     inside = pool.contains(judg.qids, judg.dids, depth)
-    return judg.result(inside, inside, unjudged)
+    return judg.result(inside, np.ones(len(judg.grades), dtype=bool), unjudged)
 
 
 def mixed_pool(

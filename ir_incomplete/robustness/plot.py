@@ -24,7 +24,7 @@ _LEVEL_LABELS = {
     "stratified": "fraction of judgments kept (per grade)",
     "depth": "pool depth",
     "mixed": "pool depth (+ random extra judgments)",
-    "logo": "group left out of the pool",
+    "logo": "pool depth (each run without its own group's documents)",
 }
 
 

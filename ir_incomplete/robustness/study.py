@@ -2,7 +2,9 @@
 
 :func:`robustness_study` runs the grid (level × repeat) of one degradation method, evaluates all runs
 with all measures in one :func:`ir_incomplete.evaluate` call per grid cell, and compares each measure's
-per-run mean scores with a reference computed on the full judgments (Kendall τ, Pearson ρ, RMS error).
+per-run mean scores with a reference computed on the full judgments (every statistic of
+:func:`~ir_incomplete.robustness.agreement`: Kendall τ, Pearson ρ, RMS error, …), and the per-topic
+scores over all (run, topic) pairs (``rmse_topic``).
 The two robustness definitions of Yilmaz & Aslam (KAIS 2008, §2) are both available:
 
 * ``reference=None``: each measure against *itself* on the full judgments (does the measure keep its
@@ -13,6 +15,11 @@ The two robustness definitions of Yilmaz & Aslam (KAIS 2008, §2) are both avail
 The grid runs sequentially, in local processes (``n_jobs``) or on a ``dask.distributed`` cluster
 (``client``); every cell has its own seed derived from ``seed``, so results do not depend on how the
 grid was run.
+
+``method="logo"`` is the leave-one-group-out protocol of Zobel (SIGIR 1998) and Fröbe et al. (ECIR 2023,
+§4.1): every run is scored once, on the judgments without the documents that only its own group
+contributed to the pool, and these scores of all runs are compared with their full-judgment scores.
+Run filters of the papers (:mod:`~ir_incomplete.robustness.filters`) select the runs compared.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,6 +35,7 @@ import pandas as pd
 
 from ir_incomplete.robustness import degrade as _degrade
 from ir_incomplete.robustness.compare import agreement
+from ir_incomplete.robustness.filters import _check_filters, filter_runs
 
 __all__ = ["METHODS", "DEFAULT_LEVELS", "StudyResult", "robustness_study", "summarize"]
 
@@ -37,6 +45,7 @@ DEFAULT_LEVELS = {
     "stratified": (0.05, 0.1, 0.3, 1.0),
     "depth": (1, 5, 10, 20, 50, 100),
     "mixed": (1, 5, 10, 20, 50),
+    "logo": (10,),
 }
 _OPTIONS = {
     "sample": ("min_relevant", "rel", "unjudged"),
@@ -45,16 +54,23 @@ _OPTIONS = {
     "mixed": ("pool_runs", "extra", "unjudged"),
     "logo": ("pool_runs", "groups", "depth", "unjudged"),
 }
+_STAT_KEYS = ("measure", "level", "repeat")
 _RANDOM = ("sample", "stratified", "mixed")
 
 
 class StudyResult(NamedTuple):
     """Result of :func:`robustness_study` (unpacks as ``stats, scores, reference``).
 
-    * ``stats``: one row per (measure, level, repeat): ``measure, level, repeat, tau, pearson, rmse``;
+    * ``stats``: one row per (measure, level, repeat): ``measure, level, repeat``, every statistic
+      :func:`~ir_incomplete.robustness.agreement` returns for the per-run means (``tau, pearson, rmse``,
+      …) and ``rmse_topic``, the RMS error over all (run, topic) pairs of per-topic scores (topics
+      of the full judgments that the degraded judgments keep; NaN when no pair exists);
     * ``scores``: per-run mean scores with degraded judgments: ``measure, level, repeat, run, value,
       reference`` (``reference`` = the value it is compared with, from the full judgments);
     * ``reference``: the full-judgment scores used as references: ``measure, run, value``.
+
+    ``stats.attrs`` and ``scores.attrs`` hold ``method``, ``reference``, ``filters`` and
+    ``runs_removed`` (the runs the filters left out). For ``method="logo"`` the level is the pool depth.
     """
 
     stats: pd.DataFrame
@@ -73,6 +89,7 @@ class _Context:
     negative: str = "pooled_unjudged"
     score_precision: str = "float32"
     run_names: list[str] = field(default_factory=list)
+    topic_ids: Any = None
 
 
 _WORKER_CONTEXT: _Context | None = None
@@ -93,10 +110,12 @@ def _canonical_runs(runs) -> dict[str, pd.DataFrame]:
     return out
 
 
-def _check_levels(method: str, levels, groups: Sequence[str] | None) -> list[Any]:
+def _check_levels(method: str, levels, depth_option=None) -> list[Any]:
+    if method == "logo" and depth_option is not None:
+        if levels is not None:
+            raise ValueError("method='logo': give the pool depth either as levels or as options['depth'], not both")
+        levels = [depth_option]
     if levels is None:
-        if method == "logo":
-            return list(groups)
         return list(DEFAULT_LEVELS[method])
     if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
         levels = [levels]
@@ -105,20 +124,22 @@ def _check_levels(method: str, levels, groups: Sequence[str] | None) -> list[Any
         raise ValueError("levels is empty")
     if method in ("sample", "stratified"):
         return [_degrade._check_fraction(v, "levels") for v in levels]
-    if method in ("depth", "mixed"):
-        return [_degrade._check_int(v, "levels", 1) for v in levels]
-    levels = [str(v) for v in levels]
-    unknown = [v for v in levels if v not in groups]
-    if unknown:
-        raise ValueError(f"levels {unknown} are not groups of the pooled runs; choices: {', '.join(groups)}")
-    return levels
+    return [_degrade._check_int(v, "levels", 1) for v in levels]
 
 
 def _task_seed(seed: int, level_index: int, repeat: int) -> int:
     return int(np.random.SeedSequence([seed, level_index, repeat]).generate_state(1, dtype=np.uint64)[0])
 
 
-def _degraded(ctx: _Context, level, seed: int) -> pd.DataFrame:
+class _Task(NamedTuple):
+    level_index: int
+    level: Any
+    repeat: int
+    seed: int
+    group: str | None = None  # logo: the group whose runs are scored (and whose contributions leave)
+
+
+def _degraded(ctx: _Context, level, seed: int, group: str | None = None) -> pd.DataFrame:
     o = ctx.options
     unjudged = o.get("unjudged", "mark")
     if ctx.method == "sample":
@@ -149,39 +170,70 @@ def _degraded(ctx: _Context, level, seed: int) -> pd.DataFrame:
             unjudged=unjudged,
             score_precision=ctx.score_precision,
         )
+    if group not in o["pool_groups"]:  # the group contributed nothing to the pool: all judgments stay
+        every = np.ones(len(ctx.judgments.grades), dtype=bool)
+        return ctx.judgments.result(every, every, unjudged)
     return _degrade.leave_one_group_out(
-        ctx.judgments,
-        ctx.pool,
-        o["groups"],
-        level,
-        o.get("depth", 100),
-        unjudged=unjudged,
-        score_precision=ctx.score_precision,
+        ctx.judgments, ctx.pool, o["groups"], group, level, unjudged=unjudged, score_precision=ctx.score_precision
     )
 
 
-def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> np.ndarray:
-    """``[measures × runs]`` mean scores of every run (one ``evaluate`` call)."""
-    from ir_incomplete.api import evaluate
+def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``[measures × runs]`` mean scores of every run and ``[measures × runs × topics]`` per-topic scores
+    (topics of the full judgments, NaN where the qrels lack the topic); one ``evaluate`` call."""
+    from ir_measures.measures import SumAgg
+
+    from ir_incomplete.api import as_measures, evaluate
 
     frame = evaluate(
-        ctx.runs, qrels, measures, per_query=False, negative=ctx.negative, score_precision=ctx.score_precision
+        ctx.runs, qrels, measures, per_query=True, negative=ctx.negative, score_precision=ctx.score_precision
     )
-    wide = frame.pivot(index="measure", columns="run", values="value")
-    return wide.reindex(index=measures, columns=ctx.run_names).to_numpy(dtype=np.float64)
+    m = pd.Index(measures).get_indexer(frame["measure"])
+    r = pd.Index(ctx.run_names).get_indexer(frame["run"])
+    t = pd.Index(ctx.topic_ids).get_indexer(frame["query_id"].astype(str))
+    values = frame["value"].to_numpy(dtype=np.float64)
+    shape = (len(measures), len(ctx.run_names))
+    cell = np.ravel_multi_index((m, r), shape)
+    total = np.bincount(cell, weights=values, minlength=shape[0] * shape[1]).reshape(shape)
+    count = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
+    summed = np.array([isinstance(x.aggregator(), SumAgg) for x in as_measures(measures)], dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(summed[:, None], total, total / count)
+    per_topic = np.full(shape + (len(ctx.topic_ids),), np.nan)
+    known = t >= 0
+    per_topic[m[known], r[known], t[known]] = values[known]
+    return means, per_topic
 
 
-def _run_task(ctx: _Context, task) -> np.ndarray:
-    level_index, level, repeat, seed = task
-    return _mean_scores(ctx, _degraded(ctx, level, seed), ctx.measures)
+def _run_task(ctx: _Context, task) -> tuple[np.ndarray, np.ndarray]:
+    task = _Task(*task)
+    if task.group is not None:  # logo: score the group's own runs only
+        names = [n for n in ctx.run_names if ctx.options["groups"][n] == task.group]
+        ctx = replace(ctx, runs={n: ctx.runs[n] for n in names}, run_names=names)
+    return _mean_scores(ctx, _degraded(ctx, task.level, task.seed, task.group), ctx.measures)
+
+
+def _watch_parent(parent: int, interval: float = 0.2) -> None:
+    """Exit this worker process as soon as its parent process has gone (SIGKILL included): the worker is
+    then re-parented, and ``os.getppid()`` changes."""
+    import time
+
+    while True:
+        time.sleep(interval)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 def _init_worker(ctx: _Context) -> None:
     global _WORKER_CONTEXT
     _WORKER_CONTEXT = ctx
+    if os.name == "posix":
+        import threading
+
+        threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True, name="watch-parent").start()
 
 
-def _worker_task(task) -> np.ndarray:
+def _worker_task(task) -> tuple[np.ndarray, np.ndarray]:
     return _run_task(_WORKER_CONTEXT, task)
 
 
@@ -247,6 +299,7 @@ def robustness_study(
     progress: bool = True,
     *,
     options: dict[str, Any] | None = None,
+    filters: Sequence[str] | None = None,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
 ) -> StudyResult:
@@ -265,9 +318,17 @@ def robustness_study(
         ``"sample"`` (:func:`~ir_incomplete.robustness.sample_judgments`; levels are fractions),
         ``"stratified"`` (:func:`~ir_incomplete.robustness.stratified_sample`; fractions),
         ``"depth"`` (:func:`~ir_incomplete.robustness.depth_pool`; pool depths), ``"mixed"``
-        (:func:`~ir_incomplete.robustness.mixed_pool`; pool depths) or ``"logo"``
-        (:func:`~ir_incomplete.robustness.leave_one_group_out`; levels are the groups left out, all of
-        them by default). Default levels: ``DEFAULT_LEVELS[method]``.
+        (:func:`~ir_incomplete.robustness.mixed_pool`; pool depths) or ``"logo"`` (leave one group out;
+        levels are pool depths, or give one as ``options["depth"]``). Default levels:
+        ``DEFAULT_LEVELS[method]``.
+
+        ``"logo"`` (Zobel, SIGIR 1998; Fröbe et al., ECIR 2023, §4.1): the pool is the union of the
+        top-k documents (k = level) of the pool runs; every run is scored once, on the judgments without
+        the documents that only the pool runs of its own group put into that pool
+        (:func:`~ir_incomplete.robustness.leave_one_group_out`), and all runs' scores are compared with
+        their full-judgment scores: one row per measure and depth. The default depth 10 is the top-10
+        pool of Fröbe et al. (who also filtered runs, see ``filters``); Zobel used TREC's depth-100
+        pools. Choose the depth the judgments were pooled to.
     repeats
         Random draws per level (``"depth"`` and ``"logo"`` are deterministic and use one).
     seed
@@ -276,7 +337,7 @@ def robustness_study(
         ``None``: compare each measure with itself on the full qrels; a measure string: compare every
         measure with that measure on the full qrels.
     n_jobs
-        Local worker processes (``-1``: one per CPU).
+        Local worker processes (``-1``: one per CPU). Workers exit when this process dies.
     client
         A ``dask.distributed.Client`` (extra ``[dask]``): the grid runs on its cluster.
     progress
@@ -285,7 +346,15 @@ def robustness_study(
         Method options: ``unjudged`` (``"mark"``/``"drop"``, all methods); ``min_relevant``, ``rel``
         (sample, stratified); ``min_nonrelevant`` (stratified); ``pool_runs`` (names of the runs that
         form pools; all runs by default; depth, mixed, logo); ``extra`` (mixed, default 1);
-        ``groups`` (run → group mapping, required for logo) and ``depth`` (logo pool depth, default 100).
+        ``groups`` (run → group mapping for every run, required for logo) and ``depth`` (logo pool
+        depth, instead of ``levels``; default 10).
+    filters
+        Run filters (:data:`~ir_incomplete.robustness.RUN_FILTERS`): ``"top75"`` (Fröbe et al.),
+        ``"retrieved95"`` (Ahlgren & Grönqvist), ``"above_q1"`` (Ferrante et al.); see
+        :mod:`~ir_incomplete.robustness.filters`. ``"top75"`` and ``"above_q1"`` rank the runs by
+        ``reference`` (by the first measure when ``reference`` is None) on the full judgments. Only
+        the runs that pass every filter are scored and compared; pools are still formed from all runs
+        (or ``pool_runs``), since filtering must not change the judgments.
     negative, score_precision
         Passed to :func:`ir_incomplete.evaluate`.
 
@@ -304,11 +373,13 @@ def robustness_study(
         raise ValueError(f"options {unknown} do not apply to method={method!r}; choices: {', '.join(_OPTIONS[method])}")
     if method == "logo" and "groups" not in options:
         raise ValueError("method='logo' needs options={'groups': {run name: group name, ...}}")
+    filters = _check_filters(filters)
     repeats = _check_int(repeats, "repeats", 1)
     seed = _check_int(seed, "seed", 0)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or (n_jobs < 1 and n_jobs != -1):
         raise ValueError(f"n_jobs={n_jobs!r} is not valid; expected an integer >= 1, or -1 for one per CPU")
     n_jobs = (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
+    levels = _check_levels(method, levels, options.pop("depth", None))
 
     labels = [repr(m) for m in as_measures(measures)]
     if len(set(labels)) != len(labels):
@@ -320,22 +391,17 @@ def robustness_study(
     judgments = _judgments(qrels)
 
     pool = None
-    groups: list[str] = []
     if method in ("depth", "mixed", "logo"):
-        pool_runs = options.get("pool_runs")
-        if pool_runs is None:
-            pool_runs = run_names
-        pool_runs = list(pool_runs)
+        pool_runs = options.pop("pool_runs", None)
+        pool_runs = run_names if pool_runs is None else list(pool_runs)
         missing = [r for r in pool_runs if r not in run_map]
         if missing:
             raise ValueError(f"options['pool_runs'] names runs that are not given: {missing[:10]}")
         pool = RunPool({r: run_map[r] for r in pool_runs}, score_precision)
         if method == "logo":
-            mapping = _group_map(options["groups"], pool.run_names)
-            options["groups"] = {r: mapping[r] for r in pool.run_names}
-            groups = sorted(set(options["groups"].values()))
-    options.pop("pool_runs", None)
-    levels = _check_levels(method, levels, groups)
+            mapping = _group_map(options["groups"], run_names)
+            options["groups"] = {r: mapping[r] for r in run_names}
+            options["pool_groups"] = frozenset(mapping[r] for r in pool.run_names)
     n_repeats = repeats if method in _RANDOM else 1
 
     ctx = _Context(
@@ -348,11 +414,24 @@ def robustness_study(
         negative=negative,
         score_precision=score_precision,
         run_names=run_names,
+        topic_ids=judgments.topic_ids,
     )
 
-    # reference scores on the full judgments
+    # reference scores on the full judgments (and the filter measure's)
     ref_measures = labels if ref_label is None else [ref_label]
-    full = _mean_scores(ctx, judgments_frame(judgments), ref_measures)
+    full, full_topic = _mean_scores(ctx, judgments_frame(judgments), ref_measures)
+    removed: list[str] = []
+    if filters:
+        kept = filter_runs(run_map, judgments_frame(judgments), filters, scores=pd.Series(full[0], index=run_names))
+        if len(kept) < 2:
+            raise ValueError(
+                f"filters {filters} keep {len(kept)} of {len(run_names)} runs; a study compares at least 2"
+            )
+        removed = [r for r in run_names if r not in kept]
+        keep = np.isin(np.array(run_names, dtype=object), kept)
+        full, full_topic = full[:, keep], full_topic[:, keep]
+        run_names = kept
+        ctx = replace(ctx, runs={r: run_map[r] for r in kept}, run_names=kept)
     reference_frame = pd.DataFrame(
         {
             "measure": np.repeat(ref_measures, len(run_names)),
@@ -361,41 +440,73 @@ def robustness_study(
         }
     )
 
-    tasks = [(li, level, r, _task_seed(seed, li, r)) for li, level in enumerate(levels) for r in range(n_repeats)]
+    tasks = [_Task(li, level, r, _task_seed(seed, li, r)) for li, level in enumerate(levels) for r in range(n_repeats)]
+    cells = tasks
+    if method == "logo":  # one task per (depth, group): each group's runs on their own judgments
+        groups = sorted({options["groups"][r] for r in run_names})
+        tasks = [t._replace(group=g) for t in cells for g in groups]
     # a full-size sample (fraction 1) keeps every judgment whatever the seed: evaluate it once
-    same = [method in ("sample", "stratified") and level == 1.0 and r > 0 for _, level, r, _ in tasks]
+    same = [method in ("sample", "stratified") and t.level == 1.0 and t.repeat > 0 for t in tasks]
     unique_tasks = [t for t, dup in zip(tasks, same, strict=True) if not dup]
     unique_results = _execute(ctx, unique_tasks, n_jobs, client, progress, desc=f"robustness ({method})")
-    by_level = {t[0]: res for t, res in zip(unique_tasks, unique_results, strict=True) if t[2] == 0}
-    it = iter(unique_results)
-    results = [by_level[t[0]] if dup else next(it) for t, dup in zip(tasks, same, strict=True)]
+    if method == "logo":
+        results = _merge_groups(ctx, cells, unique_tasks, unique_results)
+    else:
+        by_level = {t.level_index: res for t, res in zip(unique_tasks, unique_results, strict=True) if t.repeat == 0}
+        it = iter(unique_results)
+        results = [by_level[t.level_index] if dup else next(it) for t, dup in zip(tasks, same, strict=True)]
 
     stat_rows, score_parts = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant score vectors give NaN correlations
-        for (_, level, r, _), values in zip(tasks, results, strict=True):
+        for task, (values, per_topic) in zip(cells, results, strict=True):
             for mi, label in enumerate(labels):
-                ref = full[mi] if ref_label is None else full[0]
-                est = values[mi]
-                stat = agreement(ref, est)
-                stat_rows.append((label, level, r, stat["tau"], stat["pearson"], stat["rmse"]))
+                ri = mi if ref_label is None else 0
+                ref, est = full[ri], values[mi]
+                row = {"measure": label, "level": task.level, "repeat": task.repeat}
+                row.update(agreement(ref, est))
+                row["rmse_topic"] = _rmse_pairs(full_topic[ri], per_topic[mi])
+                stat_rows.append(row)
                 score_parts.append(
                     pd.DataFrame(
                         {
                             "measure": label,
-                            "level": [level] * len(run_names),
-                            "repeat": r,
+                            "level": [task.level] * len(run_names),
+                            "repeat": task.repeat,
                             "run": run_names,
                             "value": est,
                             "reference": ref,
                         }
                     )
                 )
-    stats = pd.DataFrame(stat_rows, columns=["measure", "level", "repeat", "tau", "pearson", "rmse"])
-    stats.attrs.update({"method": method, "reference": ref_label})
+    stats = pd.DataFrame(stat_rows)
+    attrs = {"method": method, "reference": ref_label, "filters": filters, "runs_removed": removed}
+    stats.attrs.update(attrs)
     scores = pd.concat(score_parts, ignore_index=True)
-    scores.attrs.update({"method": method, "reference": ref_label})
+    scores.attrs.update(attrs)
     return StudyResult(stats=stats, scores=scores, reference=reference_frame)
+
+
+def _merge_groups(ctx: _Context, cells, tasks, results) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Logo: assemble each cell's ``[measures × runs]`` means and per-topic scores from its groups."""
+    n_m, n_t = len(ctx.measures), len(ctx.topic_ids)
+    merged = [
+        (np.full((n_m, len(ctx.run_names)), np.nan), np.full((n_m, len(ctx.run_names), n_t), np.nan)) for _ in cells
+    ]
+    position = {name: i for i, name in enumerate(ctx.run_names)}
+    for task, (means, per_topic) in zip(tasks, results, strict=True):
+        cols = [position[n] for n in ctx.run_names if ctx.options["groups"][n] == task.group]
+        merged[task.level_index][0][:, cols] = means
+        merged[task.level_index][1][:, cols] = per_topic
+    return merged
+
+
+def _rmse_pairs(reference: np.ndarray, estimate: np.ndarray) -> float:
+    """RMS error over the (run, topic) pairs where both per-topic scores exist (NaN if none)."""
+    both = np.isfinite(reference) & np.isfinite(estimate)
+    if not both.any():
+        return float("nan")
+    return float(np.sqrt(np.mean((estimate[both] - reference[both]) ** 2)))
 
 
 def judgments_frame(judgments) -> pd.DataFrame:
@@ -404,16 +515,18 @@ def judgments_frame(judgments) -> pd.DataFrame:
 
 
 def summarize(stats: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation over repeats of τ, ρ and RMSE per (measure, level), in the order
-    the measures and levels first appear: columns ``measure, level, repeats, tau, tau_std, pearson,
-    pearson_std, rmse, rmse_std``."""
+    """Mean and standard deviation over repeats of every statistic (τ, ρ, RMSE, …) per (measure, level),
+    in the order the measures and levels first appear: columns ``measure, level, repeats`` and, for each
+    statistic column of ``stats`` (e.g. ``tau``), the mean (``tau``) and the standard deviation
+    (``tau_std``, 0 for one repeat)."""
     needed = {"measure", "level", "repeat", "tau", "pearson", "rmse"}
     if not needed <= set(stats.columns):
         raise ValueError(f"stats must have columns {sorted(needed)} (found {list(stats.columns)})")
+    columns = [c for c in stats.columns if c not in _STAT_KEYS]
     grouped = stats.groupby(["measure", "level"], sort=False)
-    out = grouped[["tau", "pearson", "rmse"]].mean()
-    std = grouped[["tau", "pearson", "rmse"]].std(ddof=1).fillna(0.0)
+    out = grouped[columns].mean()
+    std = grouped[columns].std(ddof=1).fillna(0.0)
     out = pd.concat([out, std.add_suffix("_std")], axis=1)
     out.insert(0, "repeats", grouped.size())
     out = out.reset_index()
-    return out[["measure", "level", "repeats", "tau", "tau_std", "pearson", "pearson_std", "rmse", "rmse_std"]]
+    return out[["measure", "level", "repeats"] + [c for col in columns for c in (col, f"{col}_std")]]
