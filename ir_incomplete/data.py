@@ -117,13 +117,19 @@ def read_trec_prels(source) -> pd.DataFrame:
         )
     blank = frame.isna().all(axis=1).to_numpy()
     short = np.flatnonzero(frame["relevance"].isna().to_numpy() & ~blank)
+    name = source if not (isinstance(source, str) and "\n" in source) else "<text>"
     if len(short):
         line = int(short[0]) + 1
-        name = source if not (isinstance(source, str) and "\n" in source) else "<text>"
         raise ValueError(
             f"{name}:{line}: expected 5 columns (sampled qrels: topic iteration doc_id stratum relevance) like "
             f"line 1, found fewer; a file must not mix 4-column qrels lines with 5-column prels lines"
         )
+    grades = pd.to_numeric(frame["relevance"], errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~blank & (np.isnan(grades) | (grades != np.round(grades))))
+    if len(bad):
+        value = frame["relevance"].iloc[bad[0]]
+        raise ValueError(f"{name}:{int(bad[0]) + 1}: relevance {value!r} is not an integer grade")
+    frame = frame.assign(relevance=np.where(blank, 0, grades).astype(np.int64))
     if blank.any():
         frame = frame[~blank]
     return frame[["query_id", "doc_id", "stratum", "relevance"]].reset_index(drop=True)
@@ -290,6 +296,7 @@ class Qrels:
     #: its topic (0, 1, …, in label order), and the labels as ``[topics × strata]`` (``None`` = unused)
     strata: np.ndarray | None = field(repr=False, default=None)
     stratum_labels: np.ndarray | None = field(repr=False, default=None)
+    _stratum_summary: tuple | None = field(repr=False, default=None)
     _doc_hash_index: pd.Index | None = field(repr=False, default=None)
     _dense: np.ndarray | None = field(repr=False, default=None)
 
@@ -307,7 +314,7 @@ class Qrels:
             qrels = read_trec_qrels(qrels)
         stratum = _stratum_column(qrels)
         if stratum is not None and not isinstance(qrels, pd.DataFrame):
-            qrels = _strip_strata(qrels)
+            stratum, qrels = _split_strata(qrels)
         q, d, r = _columns(qrels, _QREL_COLUMNS, "qrels", read_trec_qrels)
         qids, dids = _ids(q, "qrels query_id"), _ids(d, "qrels doc_id")
         grades = _integer_grades(r.to_numpy() if isinstance(r, pd.Series) else np.asarray(r), qids, dids)
@@ -398,7 +405,8 @@ class Qrels:
         n_cols = self.max_grade + 2
         flat = (topics * n_strata + strata) * n_cols + column
         counts = np.bincount(flat, minlength=self.n_topics * n_strata * n_cols)
-        return strata, counts.reshape(self.n_topics, n_strata, n_cols)
+        self._stratum_summary = (strata, counts.reshape(self.n_topics, n_strata, n_cols))
+        return self._stratum_summary
 
     # -- look-up ------------------------------------------------------------------------------------------
     def doc_codes(self, dids: np.ndarray, hashes: np.ndarray) -> np.ndarray:
@@ -446,16 +454,16 @@ def _stratum_column(qrels):
         for docs in qrels.values():
             if isinstance(docs, Mapping):
                 for value in docs.values():
-                    if isinstance(value, (tuple, list)):
-                        return np.array([v[0] for d in qrels.values() for v in d.values()], dtype=object)
-                    return None
+                    return True if isinstance(value, (tuple, list)) else None
     return None
 
 
-def _strip_strata(qrels: Mapping) -> dict:
-    """``{qid: {doc: relevance}}`` from ``{qid: {doc: (stratum, relevance)}}``; other values are an error."""
-    out = {}
+def _split_strata(qrels: Mapping) -> tuple[np.ndarray, dict]:
+    """The strata and ``{qid: {doc: relevance}}`` of ``{qid: {doc: (stratum, relevance)}}``."""
+    out, strata = {}, []
     for qid, docs in qrels.items():
+        if not isinstance(docs, Mapping):
+            raise ValueError(f"qrels dict must map query ids to dicts; query {qid!r} maps to {type(docs).__name__}")
         inner = {}
         for doc, value in docs.items():
             if not isinstance(value, (tuple, list)) or len(value) != 2:
@@ -463,9 +471,10 @@ def _strip_strata(qrels: Mapping) -> dict:
                     f"sampled qrels dict must map every doc_id to a (stratum, relevance) pair; "
                     f"query {qid!r}, document {doc!r} maps to {value!r}"
                 )
+            strata.append(value[0])
             inner[doc] = value[1]
         out[qid] = inner
-    return out
+    return np.array(strata, dtype=object), out
 
 
 def _local_strata(labels: np.ndarray, topic_codes: np.ndarray, n_topics: int):
@@ -572,6 +581,7 @@ class RankedLists:
             dids = self.doc_ids[items]
             doc_codes = self.qrels.doc_codes(dids, _hash_ids(dids))
             out[in_pool] = _stratum_lookup(self.qrels, self.topic_of_row[in_pool[0]], doc_codes)
+        self.__dict__["_strata"] = out
         return out
 
 
