@@ -385,7 +385,10 @@ class APUpperBound(_SampledMeasure):
     NAME = "APUpper"
     PRETTY_NAME = "Upper AP@k"
     SHORT_DESC = "largest AP@k any relevance of the unjudged documents could give (tight upper bound)."
-    SUPPORTED_PARAMS = {"rel": REL_PARAM, "cutoff": CUTOFF_PARAM}
+    SUPPORTED_PARAMS = {
+        "rel": REL_PARAM,
+        "cutoff": Param(int, default=NOT_PROVIDED, minimum=1, desc="cut-off k (default: the whole ranking)"),
+    }
 
     def compute(self, ranked, qrels):
         rel = self.get("rel")
