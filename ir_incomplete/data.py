@@ -105,34 +105,45 @@ def read_trec_prels(source) -> pd.DataFrame:
     """Read sampled qrels ("prels": ``qid iter docid stratum grade``, ``.gz`` allowed; NIST ``sample_eval``)
     into ``query_id/doc_id/stratum/relevance``. Grade −1 = pooled in that stratum but not sampled; the
     stratum is a label, kept as text. A line with another number of columns is an error that names it."""
-    with _open_text(source) as handle:
-        frame = pd.read_csv(
-            handle,
-            sep=r"\s+",
-            header=None,
-            names=["query_id", "iteration", "doc_id", "stratum", "relevance"],
-            dtype=object,
-            engine="c",
-            skip_blank_lines=False,
-        )
-    blank = frame.isna().all(axis=1).to_numpy()
-    short = np.flatnonzero(frame["relevance"].isna().to_numpy() & ~blank)
     name = source if not (isinstance(source, str) and "\n" in source) else "<text>"
+    names = ["query_id", "iteration", "doc_id", "stratum", "relevance"]
+    text = {"query_id": object, "iteration": object, "doc_id": object, "stratum": object}
+    try:
+        with _open_text(source) as handle:
+            frame = pd.read_csv(
+                handle,
+                sep=r"\s+",
+                header=None,
+                names=names,
+                dtype={**text, "relevance": np.float64},
+                engine="c",
+                skip_blank_lines=False,
+            )
+        grades = frame["relevance"].to_numpy()
+    except ValueError:  # a grade that is not a number: read as text to name the line
+        with _open_text(source) as handle:
+            frame = pd.read_csv(
+                handle, sep=r"\s+", header=None, names=names, dtype=object, engine="c", skip_blank_lines=False
+            )
+        grades = pd.to_numeric(frame["relevance"], errors="coerce").to_numpy(dtype=np.float64)
+    missing = np.isnan(grades)
+    blank = missing & frame["query_id"].isna().to_numpy() if missing.any() else missing
+    short = np.flatnonzero(missing & ~blank & frame["relevance"].isna().to_numpy())
     if len(short):
         line = int(short[0]) + 1
         raise ValueError(
             f"{name}:{line}: expected 5 columns (sampled qrels: topic iteration doc_id stratum relevance) like "
             f"line 1, found fewer; a file must not mix 4-column qrels lines with 5-column prels lines"
         )
-    grades = pd.to_numeric(frame["relevance"], errors="coerce").to_numpy(dtype=np.float64)
-    bad = np.flatnonzero(~blank & (np.isnan(grades) | (grades != np.round(grades))))
+    bad = np.flatnonzero(~blank & (missing | (grades != np.round(grades))))
     if len(bad):
         value = frame["relevance"].iloc[bad[0]]
         raise ValueError(f"{name}:{int(bad[0]) + 1}: relevance {value!r} is not an integer grade")
-    frame = frame.assign(relevance=np.where(blank, 0, grades).astype(np.int64))
     if blank.any():
-        frame = frame[~blank]
-    return frame[["query_id", "doc_id", "stratum", "relevance"]].reset_index(drop=True)
+        frame, grades = frame[~blank], grades[~blank]
+    out = frame[["query_id", "doc_id", "stratum"]].reset_index(drop=True)
+    out["relevance"] = grades.astype(np.int64)
+    return out
 
 
 def read_trec_run(source) -> pd.DataFrame:
@@ -397,6 +408,8 @@ class Qrels:
         """``(strata, counts)`` where ``strata`` is the stratum code of each entry of ``keys`` (all 0 for
         plain qrels) and ``counts`` is ``[topics × strata × (max_grade+2)]``: column 0 counts the pooled
         but unsampled entries (negative grade), column ``g + 1`` the entries judged with grade ``g``."""
+        if self._stratum_summary is not None:
+            return self._stratum_summary
         strata = self.strata if self.strata is not None else np.zeros(len(self.keys), dtype=np.int32)
         n_strata = int(strata.max()) + 1 if len(strata) else 1
         n_docs = max(len(self.doc_ids), 1)
@@ -567,8 +580,12 @@ class RankedLists:
     def strata(self, cutoff: int | None = None) -> np.ndarray:
         """``[rows × depth]`` stratum code (local to the topic, see :attr:`Qrels.strata`) of each ranked
         document cut after rank ``cutoff``: ≥ 0 for documents in the qrels (judged or pooled but
-        unjudged), −1 for unpooled documents and padding. Plain qrels have the one stratum 0."""
+        unjudged), −1 for unpooled documents and padding. Plain qrels have the one stratum 0. The look-up
+        is done once per cut-off width and kept."""
         codes = self.truncated(cutoff)
+        cached = self.__dict__.get("_strata")
+        if cached is not None and cached.shape[1] >= codes.shape[1]:
+            return cached[:, : codes.shape[1]]
         if not self.qrels.is_sampled:
             return np.where((codes >= 0) | (codes == POOLED_UNJUDGED), 0, -1).astype(np.int32)
         if self.doc_ids is None or self.row_starts is None:

@@ -79,6 +79,14 @@ def sampled_inputs(ranked, qrels, cutoff, rel_level: int):
     return codes, strata, counts.shape[1], pool, judged, relevant
 
 
+def _cached(ranked, key, compute):
+    """``compute()`` once per ranked lists and ``key`` (e.g. the 11 levels of iPrec share one table)."""
+    cache = ranked.__dict__.setdefault("_sampled_cache", {})
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 class _SampledMeasure(IncompleteMeasure):
     EXTENSION_PARAMS = None
 
@@ -268,11 +276,15 @@ class InterpolatedInferredPrecision(_NeedsK):
 
     def compute(self, ranked, qrels):
         rel, cutoff = self.get("rel"), self.get("cutoff")
-        codes, strata, n_strata, pool, judged, relevant = sampled_inputs(ranked, qrels, cutoff, rel)
-        expected = kernels.expected_relevant_matrix(codes, strata, n_strata, rel)
-        _, r_hat = kernels.estimated_relevant(pool, judged, relevant)
-        lengths = (codes != PAD).sum(axis=1)
-        table = kernels.interpolated_precision(expected, lengths, r_hat)
+
+        def table():
+            codes, strata, n_strata, pool, judged, relevant = sampled_inputs(ranked, qrels, cutoff, rel)
+            expected = kernels.expected_relevant_matrix(codes, strata, n_strata, rel)
+            _, r_hat = kernels.estimated_relevant(pool, judged, relevant)
+            lengths = (codes != PAD).sum(axis=1)
+            return kernels.interpolated_precision(expected, lengths, r_hat)
+
+        table = _cached(ranked, ("iPrec", cutoff, rel), table)
         if self.get("rec") is None:
             raise ValueError(f"{self.NAME} needs a recall level, e.g. {self.EXAMPLE}")
         return table[:, int(round(self.get("rec") * 10))]
