@@ -477,7 +477,7 @@ def _measure_rows(measure):
     """``(label, default, allowed, description)`` of each parameter; the cut-off as ``@k``."""
     rows = []
     for name, param in measure.SUPPORTED_PARAMS.items():
-        label = "@k" if name == measure.AT_PARAM else name
+        label = ("@k" if name == "cutoff" else f"@{name}") if name == measure.AT_PARAM else name
         rows.append(
             (label, _default_text(measure, name, param), _allowed_text(param), getattr(param, "desc", "") or "")
         )
@@ -512,8 +512,9 @@ def _measures_markdown(measures) -> list[str]:
     for measure in measures:
         params = []
         for label, default, allowed, _desc in _measure_rows(measure):
-            if label == "@k":
-                params.append(f"`@k` (optional cut-off: {allowed})")
+            if label.startswith("@"):
+                kind = "required" if default == "required" else "optional cut-off" if label == "@k" else "optional"
+                params.append(f"`{label}` ({kind}: {allowed})")
             elif default == "required":
                 params.append(f"`{label}` (required: {allowed})")
             else:

@@ -261,7 +261,7 @@ class InterpolatedInferredPrecision(_NeedsK):
     NAME = "iPrec"
     AT_PARAM = "rec"
     PRETTY_NAME = "Interpolated inferred precision"
-    SHORT_DESC = "interpolated precision at a recall level of the estimated curve (sample_eval's iprec@rec)."
+    SHORT_DESC = "Interpolated precision at a recall level of the estimated curve (sample_eval's iprec@rec)."
     SUPPORTED_PARAMS = {
         "rel": REL_PARAM,
         "cutoff": CUTOFF_PARAM,
@@ -325,7 +325,7 @@ class RBPWithResidual(_SampledMeasure):
     __name__ = "RBPResidual"
     NAME = "RBPResidual"
     PRETTY_NAME = "RBP with residual"
-    SHORT_DESC = "rank-biased precision (unjudged = 0) with its residual and upper value (Moffat & Zobel 2008)."
+    SHORT_DESC = "Rank-biased precision (unjudged = 0) with its residual and upper value (Moffat & Zobel 2008)."
     METRIC_TYPE = ResidualMetric
     SUPPORTED_PARAMS = {
         "p": Param(
@@ -360,7 +360,7 @@ class PrecisionUpper(_NeedsK):
     __name__ = "PUpper"
     NAME = "PUpper"
     PRETTY_NAME = "Naive upper P@k"
-    SHORT_DESC = "upper bound of P@k: unjudged documents in the top k counted as relevant."
+    SHORT_DESC = "Naive upper bound of P@k: unjudged documents in the top k counted as relevant."
     SUPPORTED_PARAMS = {"rel": REL_PARAM, "cutoff": K_PARAM}
     EXAMPLE = "PUpper@10"
 
@@ -396,7 +396,7 @@ class APUpperBound(_SampledMeasure):
     __name__ = "APUpper"
     NAME = "APUpper"
     PRETTY_NAME = "Upper AP@k"
-    SHORT_DESC = "largest AP@k any relevance of the unjudged documents could give (tight upper bound)."
+    SHORT_DESC = "Largest AP@k any relevance of the unjudged documents could give (tight upper bound)."
     SUPPORTED_PARAMS = {
         "rel": REL_PARAM,
         "cutoff": Param(int, default=NOT_PROVIDED, minimum=1, desc="cut-off k (default: the whole ranking)"),
