@@ -92,15 +92,15 @@ class _SampledMeasure(IncompleteMeasure):
 
 
 class _NeedsK(_SampledMeasure):
-    """A measure whose cut-off is required (``iP@10``); without any parameter the object names the family
-    (like ``ir_measures``' ``P``) and cannot be computed."""
+    """A measure whose ``@`` parameter is required (``iP@10``); the registry object (:meth:`_family`)
+    names the family, like ``ir_measures``' ``P``, and cannot be computed."""
 
-    def __init__(self, **params):
-        if params:
-            super().__init__(**params)
-        else:
-            ir_measures.measures.Measure.__init__(self)
-            self.validated = True
+    @classmethod
+    def _family(cls):
+        family = cls.__new__(cls)
+        ir_measures.measures.Measure.__init__(family)
+        family.validated = True
+        return family
 
     def _k(self) -> int:
         k = self.get("cutoff")
@@ -239,7 +239,7 @@ class InferredPrecision(_NeedsK):
         return kernels.inferred_precision(codes, strata, n_strata, k, rel)
 
 
-iP = InferredPrecision()
+iP = InferredPrecision._family()
 
 
 class InterpolatedInferredPrecision(_NeedsK):
@@ -290,7 +290,7 @@ class InterpolatedInferredPrecision(_NeedsK):
         return table[:, int(round(self.get("rec") * 10))]
 
 
-iPrec = InterpolatedInferredPrecision()
+iPrec = InterpolatedInferredPrecision._family()
 
 
 class ResidualMetric(NamedTuple):
@@ -369,7 +369,7 @@ class PrecisionUpper(_NeedsK):
         return kernels.precision_upper(ranked.truncated(k), k, self.get("rel"))
 
 
-PUpper = PrecisionUpper()
+PUpper = PrecisionUpper._family()
 
 
 class APUpperBound(_SampledMeasure):
