@@ -284,6 +284,8 @@ def test_topics_run_averages_over_answered_topics_only():
     assert values(run, qrels, ["xinfAP"], topics="run") == {("xinfAP", "q"): 1.0}
     mean = evaluate({"r": run}, qrels, ["xinfAP"], per_query=False, topics="run")
     assert mean["value"].tolist() == [1.0]
+    # measures computed by ir_measures only follow the same rule
+    assert values(run, {"q": {"a": 1}, "n": {"a": 1}}, ["P@1"], topics="run") == {("P@1", "q"): 1.0}
     with pytest.raises(ValueError, match="topics='all' is not valid; choices: qrels, run"):
         evaluate({"r": run}, qrels, ["xinfAP"], topics="all")
 
