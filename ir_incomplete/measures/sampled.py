@@ -19,7 +19,9 @@ sampled), so these measures work there too.
 
 The official TREC PM / CDS numbers are ``sample_eval`` with its "max result size" of 100: ``xinfAP@100``,
 ``infNDCG@100``, ``iP@10`` … (the cut-off truncates the ranking before anything is counted). Rankings:
-score descending, ties by document id descending (as trec_eval).
+score descending, ties by document id descending (as trec_eval); ``sample_eval`` compares scores in
+double precision, our default in single precision (trec_eval 9): ``score_precision="float64"`` matches
+the program when scores differ only beyond single precision.
 """
 
 from __future__ import annotations
