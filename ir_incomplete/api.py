@@ -12,7 +12,10 @@ from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import Qrels, rank_runs, read_trec_run, run_columns
 from ir_incomplete.provider import as_incomplete, computable
 
-__all__ = ["evaluate", "as_measures", "as_run_mapping"]
+__all__ = ["evaluate", "as_measures", "as_run_mapping", "TOPIC_SETS"]
+
+#: which queries ``evaluate`` reports and averages: every query of the qrels, or those the run answers
+TOPIC_SETS = ("qrels", "run")
 
 
 def as_measures(measures) -> list[Any]:
@@ -92,6 +95,7 @@ def evaluate(
     per_query: bool = True,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
+    topics: str = "qrels",
 ) -> pd.DataFrame:
     """Evaluate one or many runs with many measures, converting the qrels once.
 
@@ -114,6 +118,11 @@ def evaluate(
         ``"pooled_unjudged"`` (trec_eval: negative grades are pooled but unjudged) or ``"zero"``.
     score_precision
         ``"float32"`` (trec_eval 9 / pytrec_eval ties) or ``"float64"`` (trec_eval 10).
+    topics
+        ``"qrels"`` (default): every query of the qrels, a query the run does not answer gets the
+        measure's default (0), as ``ir_measures`` and trec_eval ``-c``; ``"run"``: only the queries of
+        the qrels that the run answers, as trec_eval without ``-c`` and NIST's ``sample_eval`` (its
+        ``all`` line averages over these).
 
     Returns
     -------
@@ -121,6 +130,8 @@ def evaluate(
     ``per_query=False``). As in ``ir_measures``, every query of the qrels is reported; a query a run
     does not answer gets the measure's default (0).
     """
+    if topics not in TOPIC_SETS:
+        raise ValueError(f"topics={topics!r} is not valid; choices: {', '.join(TOPIC_SETS)}")
     measures = as_measures(measures)
     run_map = as_run_mapping(runs)
     judged = Qrels.from_any(qrels, negative=negative)
@@ -146,6 +157,8 @@ def evaluate(
     if others:
         frames.extend(_evaluate_elsewhere(run_map, judged, others))
     result = pd.concat(frames, ignore_index=True)
+    if topics == "run":
+        result = _answered_only(result, run_map, judged, ranked if ours else None)
     order = {repr(m): i for i, m in enumerate(measures)}
     result["_m"] = result["measure"].map(order)
     result["_r"] = result["run"].map({n: i for i, n in enumerate(names)})
@@ -153,6 +166,18 @@ def evaluate(
     if not per_query:
         result = _aggregate(result, measures)
     return result
+
+
+def _answered_only(result: pd.DataFrame, run_map, judged: Qrels, ranked) -> pd.DataFrame:
+    """The rows of ``result`` whose (run, query) the run answers."""
+    if ranked is not None:
+        names = np.array(ranked.run_names, dtype=object)
+        answered = pd.MultiIndex.from_arrays([names[ranked.run_of_row], judged.topic_ids[ranked.topic_of_row]])
+    else:
+        pairs = [(name, qid) for name, run in run_map.items() for qid in pd.unique(run_columns(run)[0])]
+        answered = pd.MultiIndex.from_tuples(pairs) if pairs else pd.MultiIndex.from_arrays([[], []])
+    keep = pd.MultiIndex.from_arrays([result["run"], result["query_id"]]).isin(answered)
+    return result[keep].reset_index(drop=True)
 
 
 def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:

@@ -181,7 +181,9 @@ def _evaluation_parser() -> _Parser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (.gz allowed)")
+    parser.add_argument(
+        "qrels", metavar="QRELS", help="TREC qrels file, or sampled qrels with a stratum column (.gz allowed)"
+    )
     parser.add_argument(
         "items", nargs="+", metavar="RUN... MEASURE", help="run files or directories of run files, then measure strings"
     )
@@ -211,6 +213,13 @@ def _evaluation_parser() -> _Parser:
         help="precision in which run scores are compared when ranking for "
         "ir_incomplete's measures (default float32, as trec_eval 9 / pytrec_eval; "
         "measures computed by ir_measures always use their provider's ranking)",
+    )
+    parser.add_argument(
+        "--topics",
+        choices=("qrels", "run"),
+        default="qrels",
+        help="queries reported and averaged: every query of the qrels, unanswered = 0 (default, as "
+        "ir_measures and trec_eval -c), or only those the run answers (trec_eval without -c, sample_eval)",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
@@ -348,7 +357,13 @@ def _evaluate(args) -> list[str]:
     runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
     try:
         per_query = evaluate(
-            runs, qrels, measures, per_query=True, negative=args.negative, score_precision=args.score_precision
+            runs,
+            qrels,
+            measures,
+            per_query=True,
+            negative=args.negative,
+            score_precision=args.score_precision,
+            topics=args.topics,
         )
     except (ValueError, NameError) as exc:
         raise CliError(_one_line(exc), EXIT_DATA) from None
@@ -462,7 +477,7 @@ def measure_rows(measure):
     """``(label, default, allowed, description)`` of each parameter; the cut-off as ``@k``."""
     rows = []
     for name, param in measure.SUPPORTED_PARAMS.items():
-        label = "@k" if name == measure.AT_PARAM else name
+        label = ("@k" if name == "cutoff" else f"@{name}") if name == measure.AT_PARAM else name
         rows.append(
             (label, _default_text(measure, name, param), _allowed_text(param), getattr(param, "desc", "") or "")
         )
@@ -497,8 +512,9 @@ def _measures_markdown(measures) -> list[str]:
     for measure in measures:
         params = []
         for label, default, allowed, _desc in measure_rows(measure):
-            if label == "@k":
-                params.append(f"`@k` (optional cut-off: {allowed})")
+            if label.startswith("@"):
+                kind = "required" if default == "required" else "optional cut-off" if label == "@k" else "optional"
+                params.append(f"`{label}` ({kind}: {allowed})")
             elif default == "required":
                 params.append(f"`{label}` (required: {allowed})")
             else:

@@ -41,6 +41,7 @@ __all__ = [
     "Qrels",
     "RankedLists",
     "read_trec_qrels",
+    "read_trec_prels",
     "read_trec_run",
     "rank_runs",
     "run_columns",
@@ -74,7 +75,10 @@ def _open_text(source):
 
 
 def read_trec_qrels(source) -> pd.DataFrame:
-    """Read a TREC qrels file (``qid iter docid grade``, ``.gz`` allowed) into ``query_id/doc_id/relevance``."""
+    """Read a TREC qrels file (``qid iter docid grade``, ``.gz`` allowed) into ``query_id/doc_id/relevance``.
+    A file whose first line has five columns is sampled qrels, read by :func:`read_trec_prels`."""
+    if _first_line_fields(source) == 5:
+        return read_trec_prels(source)
     with _open_text(source) as handle:
         frame = pd.read_csv(
             handle,
@@ -86,6 +90,60 @@ def read_trec_qrels(source) -> pd.DataFrame:
             engine="c",
         )
     return frame
+
+
+def _first_line_fields(source) -> int:
+    """Number of whitespace-separated fields on the first non-blank line (0 for an empty file)."""
+    with _open_text(source) as handle:
+        for line in handle:
+            if line.strip():
+                return len(line.split())
+    return 0
+
+
+def read_trec_prels(source) -> pd.DataFrame:
+    """Read sampled qrels ("prels": ``qid iter docid stratum grade``, ``.gz`` allowed; NIST ``sample_eval``)
+    into ``query_id/doc_id/stratum/relevance``. Grade −1 = pooled in that stratum but not sampled; the
+    stratum is a label, kept as text. A line with another number of columns is an error that names it."""
+    name = source if not (isinstance(source, str) and "\n" in source) else "<text>"
+    names = ["query_id", "iteration", "doc_id", "stratum", "relevance"]
+    text = {"query_id": object, "iteration": object, "doc_id": object, "stratum": object}
+    try:
+        with _open_text(source) as handle:
+            frame = pd.read_csv(
+                handle,
+                sep=r"\s+",
+                header=None,
+                names=names,
+                dtype={**text, "relevance": np.float64},
+                engine="c",
+                skip_blank_lines=False,
+            )
+        grades = frame["relevance"].to_numpy()
+    except ValueError:  # a grade that is not a number: read as text to name the line
+        with _open_text(source) as handle:
+            frame = pd.read_csv(
+                handle, sep=r"\s+", header=None, names=names, dtype=object, engine="c", skip_blank_lines=False
+            )
+        grades = pd.to_numeric(frame["relevance"], errors="coerce").to_numpy(dtype=np.float64)
+    missing = np.isnan(grades)
+    blank = missing & frame["query_id"].isna().to_numpy() if missing.any() else missing
+    short = np.flatnonzero(missing & ~blank & frame["relevance"].isna().to_numpy())
+    if len(short):
+        line = int(short[0]) + 1
+        raise ValueError(
+            f"{name}:{line}: expected 5 columns (sampled qrels: topic iteration doc_id stratum relevance) like "
+            f"line 1, found fewer; a file must not mix 4-column qrels lines with 5-column prels lines"
+        )
+    bad = np.flatnonzero(~blank & (missing | (grades != np.round(grades))))
+    if len(bad):
+        value = frame["relevance"].iloc[bad[0]]
+        raise ValueError(f"{name}:{int(bad[0]) + 1}: relevance {value!r} is not an integer grade")
+    if blank.any():
+        frame, grades = frame[~blank], grades[~blank]
+    out = frame[["query_id", "doc_id", "stratum"]].reset_index(drop=True)
+    out["relevance"] = grades.astype(np.int64)
+    return out
 
 
 def read_trec_run(source) -> pd.DataFrame:
@@ -245,6 +303,11 @@ class Qrels:
     n_unjudged: np.ndarray
     negative: str = "pooled_unjudged"
     topic_index: pd.Index = field(repr=False, default=None)
+    #: sampled qrels only (``None`` otherwise): the stratum of each entry of ``keys`` as a code local to
+    #: its topic (0, 1, …, in label order), and the labels as ``[topics × strata]`` (``None`` = unused)
+    strata: np.ndarray | None = field(repr=False, default=None)
+    stratum_labels: np.ndarray | None = field(repr=False, default=None)
+    _stratum_summary: tuple | None = field(repr=False, default=None)
     _doc_hash_index: pd.Index | None = field(repr=False, default=None)
     _dense: np.ndarray | None = field(repr=False, default=None)
 
@@ -258,6 +321,11 @@ class Qrels:
             return qrels
         if negative not in NEGATIVE_POLICIES:
             raise ValueError(f"negative={negative!r} is not a valid policy; choices: {', '.join(NEGATIVE_POLICIES)}")
+        if isinstance(qrels, (str, os.PathLike)):
+            qrels = read_trec_qrels(qrels)
+        stratum = _stratum_column(qrels)
+        if stratum is not None and not isinstance(qrels, pd.DataFrame):
+            stratum, qrels = _split_strata(qrels)
         q, d, r = _columns(qrels, _QREL_COLUMNS, "qrels", read_trec_qrels)
         qids, dids = _ids(q, "qrels query_id"), _ids(d, "qrels doc_id")
         grades = _integer_grades(r.to_numpy() if isinstance(r, pd.Series) else np.asarray(r), qids, dids)
@@ -281,6 +349,10 @@ class Qrels:
         counts = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
         np.add.at(counts, (topic_codes[judged], grades[judged]), 1)
         n_unjudged = np.bincount(topic_codes[~judged], minlength=n_topics).astype(np.int64)
+        strata = labels = None
+        if stratum is not None:
+            strata, labels = _local_strata(_ids(stratum, "qrels stratum"), topic_codes, n_topics)
+            strata = strata[order]
         return cls(
             topic_ids=topic_ids,
             doc_ids=doc_ids,
@@ -290,6 +362,8 @@ class Qrels:
             n_unjudged=n_unjudged,
             negative=negative,
             topic_index=pd.Index(topic_ids),
+            strata=strata,
+            stratum_labels=labels,
         )
 
     # -- summaries --------------------------------------------------------------------------------------
@@ -313,16 +387,39 @@ class Qrels:
         return self.grade_counts.sum(axis=1)
 
     def to_frame(self) -> pd.DataFrame:
-        """The judgments as a ``query_id/doc_id/relevance`` DataFrame (pooled-but-unjudged as −1)."""
+        """The judgments as a ``query_id/doc_id/relevance`` DataFrame (pooled-but-unjudged as −1), with a
+        ``stratum`` column (the labels) for sampled qrels."""
         n_docs = max(len(self.doc_ids), 1)
         grades = np.where(self.grades == POOLED_UNJUDGED, -1, self.grades)
-        return pd.DataFrame(
-            {
-                "query_id": self.topic_ids[self.keys // n_docs],
-                "doc_id": self.doc_ids[self.keys % n_docs],
-                "relevance": grades,
-            }
-        )
+        topics = self.keys // n_docs
+        columns = {"query_id": self.topic_ids[topics], "doc_id": self.doc_ids[self.keys % n_docs]}
+        if self.strata is not None:
+            columns["stratum"] = self.stratum_labels[topics, self.strata]
+        columns["relevance"] = grades
+        return pd.DataFrame(columns)
+
+    # -- strata (sampled qrels) ---------------------------------------------------------------------------
+    @property
+    def is_sampled(self) -> bool:
+        """True for sampled qrels (a stratum per judgment); plain qrels are one stratum per topic."""
+        return self.strata is not None
+
+    def stratum_summary(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(strata, counts)`` where ``strata`` is the stratum code of each entry of ``keys`` (all 0 for
+        plain qrels) and ``counts`` is ``[topics × strata × (max_grade+2)]``: column 0 counts the pooled
+        but unsampled entries (negative grade), column ``g + 1`` the entries judged with grade ``g``."""
+        if self._stratum_summary is not None:
+            return self._stratum_summary
+        strata = self.strata if self.strata is not None else np.zeros(len(self.keys), dtype=np.int32)
+        n_strata = int(strata.max()) + 1 if len(strata) else 1
+        n_docs = max(len(self.doc_ids), 1)
+        topics = self.keys // n_docs
+        column = np.where(self.grades == POOLED_UNJUDGED, 0, self.grades + 1)
+        n_cols = self.max_grade + 2
+        flat = (topics * n_strata + strata) * n_cols + column
+        counts = np.bincount(flat, minlength=self.n_topics * n_strata * n_cols)
+        self._stratum_summary = (strata, counts.reshape(self.n_topics, n_strata, n_cols))
+        return self._stratum_summary
 
     # -- look-up ------------------------------------------------------------------------------------------
     def doc_codes(self, dids: np.ndarray, hashes: np.ndarray) -> np.ndarray:
@@ -359,6 +456,65 @@ class Qrels:
             found = self.keys[pos_c] == key
             out[known[found]] = self.grades[pos_c[found]]
         return out
+
+
+def _stratum_column(qrels):
+    """The stratum values of sampled qrels (a DataFrame column ``stratum``, or a dict of dicts whose values
+    are ``(stratum, relevance)`` pairs), else ``None``."""
+    if isinstance(qrels, pd.DataFrame):
+        return qrels["stratum"] if "stratum" in qrels.columns else None
+    if isinstance(qrels, Mapping):
+        for docs in qrels.values():
+            if isinstance(docs, Mapping):
+                for value in docs.values():
+                    return True if isinstance(value, (tuple, list)) else None
+    return None
+
+
+def _split_strata(qrels: Mapping) -> tuple[np.ndarray, dict]:
+    """The strata and ``{qid: {doc: relevance}}`` of ``{qid: {doc: (stratum, relevance)}}``."""
+    out, strata = {}, []
+    for qid, docs in qrels.items():
+        if not isinstance(docs, Mapping):
+            raise ValueError(f"qrels dict must map query ids to dicts; query {qid!r} maps to {type(docs).__name__}")
+        inner = {}
+        for doc, value in docs.items():
+            if not isinstance(value, (tuple, list)) or len(value) != 2:
+                raise ValueError(
+                    f"sampled qrels dict must map every doc_id to a (stratum, relevance) pair; "
+                    f"query {qid!r}, document {doc!r} maps to {value!r}"
+                )
+            strata.append(value[0])
+            inner[doc] = value[1]
+        out[qid] = inner
+    return np.array(strata, dtype=object), out
+
+
+def _local_strata(labels: np.ndarray, topic_codes: np.ndarray, n_topics: int):
+    """Stratum codes local to each topic (0, 1, … in label order) and the ``[topics × strata]`` labels."""
+    label_codes, uniques = pd.factorize(labels, sort=True)
+    n_labels = max(len(uniques), 1)
+    pair = topic_codes.astype(np.int64) * n_labels + label_codes
+    pairs, pair_of_entry = np.unique(pair, return_inverse=True)
+    pair_topic = pairs // n_labels
+    first = np.searchsorted(pair_topic, pair_topic, side="left")
+    local = (np.arange(len(pairs)) - first).astype(np.int32)
+    n_strata = int(local.max()) + 1 if len(local) else 1
+    table = np.full((n_topics, n_strata), None, dtype=object)
+    table[pair_topic, local] = np.asarray(uniques, dtype=object)[pairs % n_labels]
+    return local[pair_of_entry.reshape(-1)], table
+
+
+def _stratum_lookup(qrels: Qrels, topic_codes: np.ndarray, doc_codes: np.ndarray) -> np.ndarray:
+    """Stratum code of (topic, doc) pairs of sampled qrels; −1 when the pair is not in the qrels."""
+    out = np.full(len(topic_codes), -1, dtype=np.int32)
+    known = np.flatnonzero(doc_codes >= 0)
+    if len(known) and len(qrels.keys):
+        key = topic_codes[known].astype(np.int64) * max(len(qrels.doc_ids), 1) + doc_codes[known]
+        pos = np.minimum(np.searchsorted(qrels.keys, key), len(qrels.keys) - 1)
+        found = qrels.keys[pos] == key
+        out[known[found]] = qrels.strata[pos[found]]
+    return out
 
 
 def _integer_grades(raw: np.ndarray, qids, dids) -> np.ndarray:
@@ -420,6 +576,30 @@ class RankedLists:
     def per_topic(self, values: np.ndarray) -> np.ndarray:
         """Broadcast a per-topic array (indexed by topic code) to the rows."""
         return values[self.topic_of_row]
+
+    def strata(self, cutoff: int | None = None) -> np.ndarray:
+        """``[rows × depth]`` stratum code (local to the topic, see :attr:`Qrels.strata`) of each ranked
+        document cut after rank ``cutoff``: ≥ 0 for documents in the qrels (judged or pooled but
+        unjudged), −1 for unpooled documents and padding. Plain qrels have the one stratum 0. The look-up
+        is done once per cut-off width and kept."""
+        codes = self.truncated(cutoff)
+        cached = self.__dict__.get("_strata")
+        if cached is not None and cached.shape[1] >= codes.shape[1]:
+            return cached[:, : codes.shape[1]]
+        if not self.qrels.is_sampled:
+            return np.where((codes >= 0) | (codes == POOLED_UNJUDGED), 0, -1).astype(np.int32)
+        if self.doc_ids is None or self.row_starts is None:
+            raise ValueError("these RankedLists were built without document ids; strata cannot be looked up")
+        depth = codes.shape[1]
+        in_pool = np.nonzero((codes >= 0) | (codes == POOLED_UNJUDGED))
+        out = np.full(codes.shape, -1, dtype=np.int32)
+        if len(in_pool[0]) and depth:
+            items = self.row_starts[in_pool[0]] + in_pool[1]
+            dids = self.doc_ids[items]
+            doc_codes = self.qrels.doc_codes(dids, _hash_ids(dids))
+            out[in_pool] = _stratum_lookup(self.qrels, self.topic_of_row[in_pool[0]], doc_codes)
+        self.__dict__["_strata"] = out
+        return out
 
 
 def _descending_score_keys(scores: np.ndarray) -> np.ndarray:

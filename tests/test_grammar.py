@@ -585,7 +585,7 @@ def _distribution():
 def param_strategy(name, spec, at_param):
     """A hypothesis strategy of valid values for one ``Param`` of one of our measures."""
     not_provided = grammar._not_provided()
-    if name == at_param:
+    if name == at_param and (spec.choices is not_provided or spec.choices is None):
         base = st.integers(min_value=1, max_value=1000)
     elif getattr(spec, "kind", "scalar") == "distribution":
         base = _distribution()

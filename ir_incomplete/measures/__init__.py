@@ -22,8 +22,10 @@ from ir_incomplete.measures.ap_family import (
 from ir_incomplete.measures.base import NOT_PROVIDED, IncompleteMeasure, Param
 from ir_incomplete.measures.graded_ap import GAP, ExpectedGradedAP, ExtendedGradedAP, GradedAP, eGAP, xGAP
 from ir_incomplete.measures.ndcg import BootNDCG, BootstrappedNDCG, NaiveUpperNDCG, NDCGUpper
+from ir_incomplete.measures.sampled import APUpper, PUpper, RBPResidual, infNDCG, iP, iPrec, xinfAP
 
 ALL_MEASURES = [infAP, indAP, subAP, Bpref, Bpref10, RankEff, GAP, xGAP, eGAP, BootNDCG, NDCGUpper]
+ALL_MEASURES += [xinfAP, infNDCG, iP, iPrec, RBPResidual, PUpper, APUpper]
 
 __all__ = [
     "IncompleteMeasure",
@@ -53,4 +55,11 @@ __all__ = [
     "NaiveUpperNDCG",
     "BootNDCG",
     "NDCGUpper",
+    "xinfAP",
+    "infNDCG",
+    "iP",
+    "iPrec",
+    "RBPResidual",
+    "PUpper",
+    "APUpper",
 ]
