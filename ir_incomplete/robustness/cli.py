@@ -10,8 +10,8 @@ and standard deviation over repeats), ``scores.csv`` (per-run scores with degrad
 reference values), ``reference.csv`` (full-judgment scores) and, when matplotlib is installed,
 ``robustness_tau.png`` and ``robustness_rmse.png``. The summary is also printed.
 
-Exit codes: 0 success; 2 usage errors (bad options or parameters, a missing file); 1 data errors (an
-unreadable or malformed file). Errors are one line on stderr.
+Exit codes: 0 success; 2 usage and data errors (bad options or parameters, a missing, unreadable or
+malformed file, a bad measure string). Errors are one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 __all__ = ["main", "build_parser"]
 
 PROG = "ir_incomplete robustness"
-EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_DATA, EXIT_USAGE = 0, 2, 2  # data errors exit like usage errors (documented: 2)
 
 
 class _UsageError(Exception):
@@ -212,7 +212,7 @@ def _options(args) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a robustness study; returns the exit code (0 success, 1 data error, 2 usage error)."""
+    """Run a robustness study; returns the exit code (0 success, 2 usage or data error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
@@ -237,9 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from ir_incomplete.api import as_run_mapping
 
-        run_map = {}
-        for item in runs:
-            run_map.update(as_run_mapping(item))
+        run_map = as_run_mapping(runs)  # refuses two runs of one name, naming both files
         result = robustness_study(
             run_map,
             args.qrels,
@@ -255,10 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             negative=args.negative,
             score_precision=args.score_precision,
         )
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # incl. the grammar's MeasureSyntaxError
         sys.stderr.write(f"{PROG}: error: {' '.join(str(exc).split())}\n")
         return EXIT_USAGE
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError, RecursionError) as exc:
         sys.stderr.write(f"{PROG}: error: {' '.join(str(exc).split())}\n")
         return EXIT_DATA
 
