@@ -532,28 +532,39 @@ def _measure_list(parts) -> list:
     return measures
 
 
+QIDS = ["1", "2", "q3"]
+DOCS = ["d1", "d2", "d3", "D9", "D10", "d0"]  # "D9" ranks above "D10" on a tie (byte-wise, descending)
+CELLS = [(q, d) for q in QIDS for d in DOCS]
+
+
 def _frames():
-    qids = st.sampled_from(["1", "2", "q3"])
-    docs = st.sampled_from([f"d{i}" for i in range(8)] + ["D10", "D9"])
-    key = lambda row: row[:2]  # noqa: E731
-    scores = st.one_of(st.integers(-2, 3).map(float), st.floats(-10, 10, width=32))
-    run_rows = st.lists(st.tuples(qids, docs, scores), max_size=25, unique_by=key)
-    qrels_rows = st.lists(st.tuples(qids, docs, st.integers(-2, 3)), min_size=1, max_size=20, unique_by=key)
+    """Dense random collections: each (query, doc) cell is judged or not (grades incl. negatives) and
+    retrieved or not (scores with many ties); rows in random order, now and then a row twice."""
+    grade = st.sampled_from([None, None, -2, -1, 0, 0, 1, 1, 2, 3])
+    score = st.one_of(st.none(), st.integers(-2, 3).map(float), st.floats(-10, 10, width=32))
+    grid = st.tuples(
+        st.lists(grade, min_size=len(CELLS), max_size=len(CELLS)),
+        st.lists(score, min_size=len(CELLS), max_size=len(CELLS)),
+    )
     others = st.lists(st.sampled_from(OTHER_MEASURES), max_size=3, unique=True)
-    bad = st.sampled_from([None] * 4 + BAD_MEASURES)
+    bad = st.sampled_from([None] * 16 + BAD_MEASURES)  # mostly valid strings
     measures = st.tuples(others, bad, st.randoms(use_true_random=False)).map(_measure_list)
-    duplicate = st.sampled_from([None] * 8 + ["run", "qrels"])  # now and then a row listed twice
-    return st.tuples(run_rows, qrels_rows, measures, duplicate, st.randoms(use_true_random=False))
+    duplicate = st.sampled_from([None] * 12 + ["run", "qrels"])  # now and then a row listed twice
+    return st.tuples(grid, measures, duplicate, st.randoms(use_true_random=False))
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=_frames())
 def test_fuzz_value_or_clear_error(case):
     """Random runs and qrels (ties, negative grades, duplicates, shuffled rows) and measure strings."""
-    run_rows, qrels_rows, measures, duplicate, rnd = case
+    (grades, scores), measures, duplicate, rnd = case
+    qrels_rows = [(q, d, g) for (q, d), g in zip(CELLS, grades, strict=True) if g is not None]
+    run_rows = [(q, d, s) for (q, d), s in zip(CELLS, scores, strict=True) if s is not None]
+    rnd.shuffle(qrels_rows)
+    rnd.shuffle(run_rows)
     if duplicate == "run" and run_rows:
         run_rows = run_rows + [run_rows[0]]
-    if duplicate == "qrels":
+    if duplicate == "qrels" and qrels_rows:
         qrels_rows = qrels_rows + [qrels_rows[-1]]
     run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"]).astype({"score": float})
     qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"]).astype({"relevance": int})
@@ -573,7 +584,7 @@ def test_fuzz_value_or_clear_error(case):
         pd.testing.assert_frame_equal(run, run_copy)
         pd.testing.assert_frame_equal(qrels, qrels_copy)
     assert not any(m in BAD_MEASURES for m in measures), measures
-    assert np.isfinite(table["value"]).all(), table
+    assert np.isfinite(table["value"].to_numpy(dtype=float)).all(), table
     got = {(q, m): v for q, m, v in table[["query_id", "measure", "value"]].itertuples(index=False)}
     grades_of = {q: dict(zip(g["doc_id"], g["relevance"], strict=True)) for q, g in qrels.groupby("query_id")}
     assert {q for q, _ in got} == set(grades_of)
@@ -581,10 +592,10 @@ def test_fuzz_value_or_clear_error(case):
         reference = REFERENCES.get(measure)
         if reference is None:
             continue
-        for qid, grades in grades_of.items():
+        for qid, judged in grades_of.items():
             docs = run[run["query_id"] == qid]
             ranking = _ranked(dict(zip(docs["doc_id"], docs["score"], strict=True)))
-            assert got[(qid, measure)] == pytest.approx(reference(ranking, grades), rel=1e-12, abs=1e-12), (
+            assert got[(qid, measure)] == pytest.approx(reference(ranking, judged), rel=1e-12, abs=1e-12), (
                 qid,
                 measure,
             )
