@@ -5,6 +5,7 @@ the command lines."""
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -358,12 +359,11 @@ def test_cli_damaged_gz_is_one_line_exit_2(tmp_path):
     qrels.write_text(qrels_text())
     run = tmp_path / "run.gz"
     _truncated_gz(run, run_text() * 2000)
-    env_path = str(REPO_ROOT)
     proc = subprocess.run(
         [sys.executable, "-m", "ir_incomplete", str(qrels), str(run), "AP", "infAP"],
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)),
         cwd=tmp_path,
     )
     assert proc.returncode == 2 and proc.stdout == ""
