@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -48,13 +48,72 @@ def _run_name(path) -> str:
 
 
 def _looks_like_single_dict_run(runs: Mapping) -> bool:
+    """``{query_id: {doc_id: score}}`` rather than ``{name: run}``: decided by the first non-empty inner
+    dict (a query without documents comes first in some runs)."""
     for value in runs.values():
-        if isinstance(value, Mapping):
-            for inner in value.values():
-                return not isinstance(inner, Mapping)
+        if not isinstance(value, Mapping):
             return False
-        return False
+        for inner in value.values():
+            return not isinstance(inner, Mapping)
     return False
+
+
+def _reusable(run):
+    """A one-shot iterator (e.g. a generator of ``ScoredDoc``) read once into a list, so that every
+    measure, ours and ``ir_measures``', sees all of it; any other form unchanged."""
+    return list(run) if isinstance(run, Iterator) else run
+
+
+class _Runs:
+    """``{name: run}`` that refuses a second run under a name already taken, naming both sources."""
+
+    def __init__(self):
+        self.runs: dict[str, Any] = {}
+        self.sources: dict[str, str] = {}
+
+    def add(self, name, run, source: str) -> None:
+        key = str(name)
+        if key in self.runs:
+            first = self.runs[key]
+            if isinstance(run, (str, os.PathLike)) and isinstance(first, (str, os.PathLike)):
+                if os.path.realpath(first) == os.path.realpath(run):
+                    return  # the same file given twice
+            raise ValueError(
+                f"two runs are named {key!r}: {self.sources[key]} and {source}; run names must be unique "
+                f"(rename one, or pass a dict {{name: run}} with distinct names)"
+            )
+        self.runs[key] = _reusable(run)
+        self.sources[key] = source
+
+
+def _add_path(out: _Runs, path) -> None:
+    if os.path.isdir(path):
+        files = sorted(f for f in os.listdir(path) if not f.startswith("."))
+        for f in files:
+            full = os.path.join(path, f)
+            if os.path.isfile(full):
+                out.add(_run_name(f), full, f"file {full!r}")
+    else:
+        out.add(_run_name(path), path, f"file {os.fspath(path)!r}")
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds (for messages: ``1``, not ``np.int64(1)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _split_run_column(frame: pd.DataFrame) -> dict[str, Any]:
+    missing = frame["run"].isna().to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise ValueError(
+            f"the 'run' column has {int(missing.sum())} missing value(s), first at row {row} "
+            f"(index {_plain(frame.index[row])!r}); every row must name its run"
+        )
+    out = _Runs()
+    for name, part in frame.groupby("run", sort=False):
+        out.add(name, part, f"'run' value {_plain(name)!r}")
+    return out.runs
 
 
 def as_run_mapping(runs) -> dict[str, Any]:
@@ -62,29 +121,35 @@ def as_run_mapping(runs) -> dict[str, Any]:
 
     Accepted: a mapping name → run (any run form); a DataFrame with a ``run`` column (one run per
     value); a single run (DataFrame, dict of dicts, iterable of ``ScoredDoc``); a TREC run file; a
-    directory of run files; a list of run files.
+    directory of run files; a list of run files. One-shot iterators (generators) are read once into
+    lists. Names are ``str``; two different runs whose names coincide (``1`` and ``'1'``, files
+    ``run1`` and ``run1.gz``, ``A/run1`` and ``B/run1``) are a ``ValueError`` naming both.
     """
     if isinstance(runs, pd.DataFrame):
         if "run" in runs.columns:
-            return {str(name): frame for name, frame in runs.groupby("run", sort=False)}
+            return _split_run_column(runs)
         return {"run": runs}
     if isinstance(runs, Mapping):
         if _looks_like_single_dict_run(runs):
             return {"run": runs}
-        return {str(k): v for k, v in runs.items()}
+        out = _Runs()
+        for key, run in runs.items():
+            out.add(key, run, f"key {_plain(key)!r}")
+        return out.runs
     if isinstance(runs, (str, os.PathLike)):
         if isinstance(runs, str) and "\n" in runs:
             return {"run": runs}
-        if os.path.isdir(runs):
-            files = sorted(f for f in os.listdir(runs) if not f.startswith("."))
-            return {_run_name(f): os.path.join(runs, f) for f in files if os.path.isfile(os.path.join(runs, f))}
-        return {_run_name(runs): runs}
+        out = _Runs()
+        _add_path(out, runs)
+        return out.runs
     if isinstance(runs, (list, tuple)) and runs and all(isinstance(r, (str, os.PathLike)) for r in runs):
-        out: dict[str, Any] = {}
+        out = _Runs()
         for path in runs:
-            out.update(as_run_mapping(path))
-        return out
-    return {"run": runs}
+            if isinstance(path, str) and "\n" in path:
+                raise ValueError("a list of runs must hold file or directory paths, not run text")
+            _add_path(out, path)
+        return out.runs
+    return {"run": _reusable(runs)}
 
 
 def evaluate(

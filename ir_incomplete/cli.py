@@ -19,8 +19,9 @@ Subcommands::
     ir_incomplete measures [--format text|markdown]   every measure, its parameters and defaults
     ir_incomplete robustness ...                       judgment-degradation experiments
 
-Exit codes: 0 success; 2 usage errors (bad options, a bad measure string, a missing file); 1 data
-errors (an unreadable file, malformed qrels or run). Errors are one line on stderr:
+Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
+unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
+output could not be written (e.g. a closed pipe). Errors are one line on stderr, never a traceback:
 ``ir_incomplete: error: <message>``.
 """
 
@@ -37,8 +38,9 @@ PROG = "ir_incomplete"
 DEFAULT_PLACES = 4
 SUMMARY_QID = "all"
 OUTPUT_FORMATS = ("tsv", "jsonl")
-EXIT_DATA = 1
+EXIT_DATA = 2  # unreadable or malformed input: reported like a usage error (documented exit code 2)
 EXIT_USAGE = 2
+EXIT_OUTPUT = 1  # the output could not be written (e.g. a closed pipe)
 
 
 class CliError(Exception):
@@ -71,6 +73,18 @@ class _Exit(Exception):
 
 def _one_line(text) -> str:
     return " ".join(str(text).split())
+
+
+#: errors of bad input (the grammar's MeasureSyntaxError is a ValueError) reported as one line, exit 2
+_INPUT_ERRORS = (ValueError, TypeError, OSError, NameError, UnicodeDecodeError, RecursionError)
+_MAX_MESSAGE = 500  # characters of an error message printed at most
+
+
+def _as_cli_error(exc: BaseException) -> CliError:
+    message = _one_line(exc) or type(exc).__name__
+    if len(message) > _MAX_MESSAGE:
+        message = message[: _MAX_MESSAGE - 3] + "..."
+    return CliError(message, EXIT_USAGE)
 
 
 def _report(error: CliError) -> int:
@@ -168,8 +182,9 @@ subcommands:
 _EPILOG = """\
 With one run the output is that of the ir_measures command line (measure, value; with -q:
 query_id, measure, value and the 'all' summary lines); with several runs the run name comes first.
-Exit codes: 0 success, 2 usage error (bad option or measure string, missing file), 1 unreadable or
-malformed qrels/run. A qrels file named like a subcommand can be given as ./measures.
+Exit codes: 0 success; 2 usage or data error (bad option or measure string, missing, unreadable or
+malformed qrels/run, nothing to evaluate); 1 output not written (closed pipe). A qrels file named like
+a subcommand can be given as ./measures.
 """
 
 
@@ -237,7 +252,10 @@ def _collect_runs(paths: Sequence[str]) -> dict[str, str]:
 
     runs: dict[str, str] = {}
     for path in paths:
-        found = as_run_mapping(path)
+        try:
+            found = as_run_mapping(path)
+        except (ValueError, OSError) as exc:  # e.g. two files of one name in a directory
+            raise CliError(_one_line(exc), EXIT_USAGE) from None
         if os.path.isdir(path) and not found:
             raise CliError(f"directory {path!r} holds no run files")
         for name, file in found.items():
@@ -257,7 +275,8 @@ def _read(reader, path: str, what: str):
         return reader(path)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         detail = _one_line(exc) or type(exc).__name__
-        raise CliError(f"cannot read {what} file {path!r}: {detail}", EXIT_DATA) from None
+        message = detail if path in detail else f"cannot read {what} file {path!r}: {detail}"
+        raise CliError(message, EXIT_DATA) from None
 
 
 def _aggregate(per_query, measures):
@@ -354,6 +373,8 @@ def _evaluate(args) -> list[str]:
         sys.stderr.write("--places is ignored when using --output_format jsonl\n")
 
     qrels = _read(read_trec_qrels, args.qrels, "qrels")
+    if len(qrels) == 0:
+        raise CliError(f"qrels file {args.qrels!r} holds no judgments: nothing could be evaluated", EXIT_DATA)
     runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
     try:
         per_query = evaluate(
@@ -365,8 +386,10 @@ def _evaluate(args) -> list[str]:
             score_precision=args.score_precision,
             topics=args.topics,
         )
-    except (ValueError, NameError) as exc:
+    except (ValueError, TypeError, NameError) as exc:
         raise CliError(_one_line(exc), EXIT_DATA) from None
+    if per_query.empty:
+        raise CliError("nothing could be evaluated (no query of the qrels has a judgment)", EXIT_DATA)
     names = list(runs)
     multi_run = len(names) > 1
     per_query = per_query[["run", "query_id", "measure", "value"]]
@@ -397,7 +420,7 @@ def _write(lines: list[str]) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         except (OSError, ValueError, AttributeError):
             pass
-        return EXIT_DATA
+        return EXIT_OUTPUT
     return 0
 
 
@@ -411,6 +434,8 @@ def evaluation_main(argv: Sequence[str]) -> int:
         return done.status
     except CliError as error:
         return _report(error)
+    except _INPUT_ERRORS as exc:  # anything else that bad input can raise: one line, never a traceback
+        return _report(_as_cli_error(exc))
     return _write(lines)
 
 

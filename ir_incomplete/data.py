@@ -24,6 +24,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,30 @@ _RUN_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("score", "score"))
 # ---------------------------------------------------------------------------------------------------
 # reading files
 # ---------------------------------------------------------------------------------------------------
+#: the fields of each TREC text format, in line order: the one place that says how many fields a line
+#: of each format has (a line with another number of fields is refused with its file name and number)
+TREC_FIELDS = {
+    "run": ("query_id", "q0", "doc_id", "rank", "score", "tag"),
+    "qrels": ("query_id", "iteration", "doc_id", "relevance"),
+    "prels": ("query_id", "iteration", "doc_id", "stratum", "relevance"),
+}
+#: the columns of each format that are kept, and the numeric one among them
+_TREC_KEEP = {
+    "run": ("query_id", "doc_id", "score"),
+    "qrels": ("query_id", "doc_id", "relevance"),
+    "prels": ("query_id", "doc_id", "stratum", "relevance"),
+}
+_TREC_NUMERIC = {"run": "score", "qrels": "relevance", "prels": "relevance"}
+#: the formats whose numeric field is a grade (an integer in GRADE_RANGE)
+_GRADED = ("qrels", "prels")
+#: grades (qrels relevance values) must lie in this range: the code matrix holds them as int32
+GRADE_RANGE = (-(2**31) + 1, 2**31 - 1)
+#: the largest grade that measures indexing grades by value (nDCG and GAP families) accept
+MAX_INDEXED_GRADE = 4096
+#: errors of a truncated or corrupt compressed file, or of bytes that are not text
+_DECODE_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, UnicodeDecodeError)
+
+
 def _open_text(source):
     if isinstance(source, str) and "\n" in source:
         return io.StringIO(source)
@@ -74,110 +99,194 @@ def _open_text(source):
     return open(path)
 
 
+def _source_name(source) -> str:
+    if isinstance(source, str) and "\n" in source:
+        return "<text>"
+    return os.fspath(source) if not isinstance(source, bytes) else source.decode(errors="replace")
+
+
+def _numeric_problem(kind: str, value: float) -> str | None:
+    """Why ``value`` is not acceptable in the numeric field of ``kind`` (``None`` when it is)."""
+    if not np.isfinite(value):
+        return "is not a finite number"
+    if kind in _GRADED:
+        if value != np.round(value):
+            return "is not an integer grade"
+        if not GRADE_RANGE[0] <= value <= GRADE_RANGE[1]:
+            return f"is outside the supported grade range {GRADE_RANGE[0]}..{GRADE_RANGE[1]}"
+    return None
+
+
+def _bad_line(source, kind: str) -> str | None:
+    """The first malformed line of a TREC file, described with file name and line number (the slow path,
+    taken only after the vectorized checks of :func:`_read_trec` failed)."""
+    fields = TREC_FIELDS[kind]
+    numeric = fields.index(_TREC_NUMERIC[kind])
+    name = _source_name(source)
+    with _open_text(source) as handle:
+        for number, line in enumerate(handle, 1):
+            parts = line.split()
+            if not parts:
+                continue
+            shown = line.strip()
+            shown = shown if len(shown) <= 120 else shown[:117] + "..."
+            if len(parts) != len(fields):
+                return (
+                    f"{name}:{number}: expected {len(fields)} fields ({' '.join(fields)}), "
+                    f"found {len(parts)}: {shown!r}"
+                )
+            text = parts[numeric]
+            try:
+                value = float(text)
+            except ValueError:
+                return f"{name}:{number}: {fields[numeric]} {text!r} is not a number: {shown!r}"
+            problem = _numeric_problem(kind, value)
+            if problem:
+                return f"{name}:{number}: {fields[numeric]} {text!r} {problem}: {shown!r}"
+    return None
+
+
+def _valid_frame(frame, kind: str) -> bool:
+    """Vectorized check of a parsed TREC table: field count, no short line, numeric field as required."""
+    fields = TREC_FIELDS[kind]
+    if frame.shape[1] != len(fields):
+        return False
+    frame.columns = list(fields)
+    last = frame[fields[-1]]
+    if last.dtype == object and (last.to_numpy() == "").any():  # a line with fewer fields
+        return False
+    values = frame[_TREC_NUMERIC[kind]]
+    if not (pd.api.types.is_integer_dtype(values) or pd.api.types.is_float_dtype(values)):
+        return False
+    if kind in _GRADED and pd.api.types.is_integer_dtype(values):
+        arr = values.to_numpy()
+        return len(arr) == 0 or bool(GRADE_RANGE[0] <= arr.min() and arr.max() <= GRADE_RANGE[1])
+    arr = values.to_numpy(dtype=np.float64)
+    if not np.isfinite(arr).all():
+        return False
+    if kind in _GRADED:
+        return len(arr) == 0 or bool(
+            (arr == np.round(arr)).all() and GRADE_RANGE[0] <= arr.min() and arr.max() <= GRADE_RANGE[1]
+        )
+    return True
+
+
+def _read_trec(source, kind: str) -> pd.DataFrame:
+    """Read a whitespace-separated TREC file of ``kind`` (see :data:`TREC_FIELDS`) with one C pass.
+
+    Every line must have exactly the format's fields and a valid numeric field; otherwise ``ValueError``
+    names the file and the line. A truncated or corrupt ``.gz`` file is a ``ValueError`` naming the file.
+    """
+    fields = TREC_FIELDS[kind]
+    numeric = fields.index(_TREC_NUMERIC[kind])
+    dtype = {i: object for i in range(len(fields)) if i != numeric}
+    if kind == "run":
+        dtype[numeric] = np.float64
+    name = _source_name(source)
+    try:
+        with _open_text(source) as handle:
+            try:
+                frame = pd.read_csv(handle, sep=r"\s+", header=None, dtype=dtype, na_filter=False, engine="c")
+                valid = _valid_frame(frame, kind)
+            except pd.errors.EmptyDataError:
+                frame, valid = pd.DataFrame({f: pd.Series(dtype=object) for f in fields}), True
+            except (ValueError, TypeError, OverflowError):  # e.g. a word where a number belongs
+                frame, valid = None, False
+        problem = None if valid else _bad_line(source, kind)
+    except _DECODE_ERRORS as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"cannot read {kind} file {name}: truncated or corrupt ({detail})") from None
+    if problem is not None:
+        raise ValueError(f"malformed {kind} line: {problem}")
+    if not valid:  # the parser refused something the line-by-line scan accepts
+        raise ValueError(f"cannot parse {kind} file {name} as {len(fields)} whitespace-separated fields")
+    out = frame[list(_TREC_KEEP[kind])]
+    if kind in _GRADED and len(out) == 0:
+        out = out.astype({"relevance": np.int64})
+    if kind == "run" and len(out) == 0:
+        out = out.astype({"score": np.float64})
+    return out.reset_index(drop=True)
+
+
 def read_trec_qrels(source) -> pd.DataFrame:
     """Read a TREC qrels file (``qid iter docid grade``, ``.gz`` allowed) into ``query_id/doc_id/relevance``.
-    A file whose first line has five columns is sampled qrels, read by :func:`read_trec_prels`."""
-    if _first_line_fields(source) == 5:
+    A file whose first line has five fields is sampled qrels, read by :func:`read_trec_prels`.
+
+    Every line needs exactly the fields of its format and an integer grade in :data:`GRADE_RANGE`; a
+    malformed line (also a file mixing 4- and 5-field lines) or a truncated ``.gz`` file is a
+    ``ValueError`` naming the file (and line)."""
+    if _first_line_fields(source) == len(TREC_FIELDS["prels"]):
         return read_trec_prels(source)
-    with _open_text(source) as handle:
-        frame = pd.read_csv(
-            handle,
-            sep=r"\s+",
-            header=None,
-            usecols=["query_id", "doc_id", "relevance"],
-            names=["query_id", "iteration", "doc_id", "relevance"],
-            dtype={"query_id": object, "doc_id": object},
-            engine="c",
-        )
-    return frame
+    return _read_trec(source, "qrels")
 
 
 def _first_line_fields(source) -> int:
     """Number of whitespace-separated fields on the first non-blank line (0 for an empty file)."""
-    with _open_text(source) as handle:
-        for line in handle:
-            if line.strip():
-                return len(line.split())
+    try:
+        with _open_text(source) as handle:
+            for line in handle:
+                if line.strip():
+                    return len(line.split())
+    except _DECODE_ERRORS as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"cannot read qrels file {_source_name(source)}: truncated or corrupt ({detail})") from None
     return 0
 
 
 def read_trec_prels(source) -> pd.DataFrame:
     """Read sampled qrels ("prels": ``qid iter docid stratum grade``, ``.gz`` allowed; NIST ``sample_eval``)
     into ``query_id/doc_id/stratum/relevance``. Grade −1 = pooled in that stratum but not sampled; the
-    stratum is a label, kept as text. A line with another number of columns is an error that names it."""
-    name = source if not (isinstance(source, str) and "\n" in source) else "<text>"
-    names = ["query_id", "iteration", "doc_id", "stratum", "relevance"]
-    text = {"query_id": object, "iteration": object, "doc_id": object, "stratum": object}
-    try:
-        with _open_text(source) as handle:
-            frame = pd.read_csv(
-                handle,
-                sep=r"\s+",
-                header=None,
-                names=names,
-                dtype={**text, "relevance": np.float64},
-                engine="c",
-                skip_blank_lines=False,
-            )
-        grades = frame["relevance"].to_numpy()
-    except ValueError:  # a grade that is not a number: read as text to name the line
-        with _open_text(source) as handle:
-            frame = pd.read_csv(
-                handle, sep=r"\s+", header=None, names=names, dtype=object, engine="c", skip_blank_lines=False
-            )
-        grades = pd.to_numeric(frame["relevance"], errors="coerce").to_numpy(dtype=np.float64)
-    missing = np.isnan(grades)
-    blank = missing & frame["query_id"].isna().to_numpy() if missing.any() else missing
-    short = np.flatnonzero(missing & ~blank & frame["relevance"].isna().to_numpy())
-    if len(short):
-        line = int(short[0]) + 1
-        raise ValueError(
-            f"{name}:{line}: expected 5 columns (sampled qrels: topic iteration doc_id stratum relevance) like "
-            f"line 1, found fewer; a file must not mix 4-column qrels lines with 5-column prels lines"
-        )
-    bad = np.flatnonzero(~blank & (missing | (grades != np.round(grades))))
-    if len(bad):
-        value = frame["relevance"].iloc[bad[0]]
-        raise ValueError(f"{name}:{int(bad[0]) + 1}: relevance {value!r} is not an integer grade")
-    if blank.any():
-        frame, grades = frame[~blank], grades[~blank]
-    out = frame[["query_id", "doc_id", "stratum"]].reset_index(drop=True)
-    out["relevance"] = grades.astype(np.int64)
-    return out
+    stratum is a label, kept as text. Malformed lines are refused as by :func:`read_trec_qrels`."""
+    return _read_trec(source, "prels")
 
 
 def read_trec_run(source) -> pd.DataFrame:
     """Read a TREC run file (``qid Q0 docid rank score tag``, ``.gz`` allowed) into
-    ``query_id/doc_id/score``. The rank column is ignored, as trec_eval does."""
-    with _open_text(source) as handle:
-        frame = pd.read_csv(
-            handle,
-            sep=r"\s+",
-            header=None,
-            usecols=["query_id", "doc_id", "score"],
-            names=["query_id", "q0", "doc_id", "rank", "score", "tag"],
-            dtype={"query_id": object, "doc_id": object, "score": np.float64},
-            engine="c",
-        )
-    return frame
+    ``query_id/doc_id/score``. The rank column is ignored, as trec_eval does. Every line needs exactly
+    six fields and a finite numeric score; a malformed line or a truncated ``.gz`` file is a
+    ``ValueError`` naming the file (and line)."""
+    return _read_trec(source, "run")
 
 
 # ---------------------------------------------------------------------------------------------------
 # columns of any input form
 # ---------------------------------------------------------------------------------------------------
+_EXACT_FLOAT_IDS = 2**53  # integral floats below this are exactly their integer
+
+
+def _float_ids(arr: np.ndarray, what: str, rows: np.ndarray | None = None) -> np.ndarray:
+    """Float ids as the text of their integer (``1.0`` → ``"1"``, as ``qid`` columns read as numbers
+    mean); a non-integral or inexact float is refused rather than matched against nothing."""
+    bad = np.flatnonzero((arr != np.round(arr)) | (np.abs(arr) >= _EXACT_FLOAT_IDS))
+    if len(bad):
+        row = int(bad[0] if rows is None else rows[bad[0]])
+        raise ValueError(
+            f"{what} {float(arr[bad[0]])!r} (row {row}) is a float that is not an exact integer, so it "
+            f"cannot name an id; give ids as strings (e.g. frame[column].astype(str))"
+        )
+    return arr.astype(np.int64).astype(str).astype(object)
+
+
 def _ids(values, what: str) -> np.ndarray:
-    """An object array of ``str`` ids (numbers are turned into their decimal text)."""
+    """An object array of ``str`` ids (numbers are turned into their decimal text; integral floats into
+    the text of their integer, so that ``1.0`` matches ``"1"`` and ``1``)."""
     arr = np.asarray(values) if not isinstance(values, (pd.Series, pd.Index)) else values.to_numpy()
     if arr.dtype != object:
-        if arr.dtype.kind == "f" and np.isnan(arr).any():
-            raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(np.isnan(arr))[0])})")
+        if arr.dtype.kind == "f":
+            if np.isnan(arr).any():
+                raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(np.isnan(arr))[0])})")
+            return _float_ids(arr, what)
         return arr.astype(str).astype(object)
     if len(arr) == 0 or pd.api.types.infer_dtype(arr, skipna=False) == "string":
         return arr  # all str, none missing: one C pass
     missing = pd.isna(arr)
     if missing.any():
         raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(missing)[0])})")
-    return np.array([str(v) for v in arr], dtype=object)
+    floats = np.fromiter((isinstance(v, (float, np.floating)) for v in arr), dtype=bool, count=len(arr))
+    out = np.array([str(v) for v in arr], dtype=object)
+    if floats.any():
+        out[floats] = _float_ids(arr[floats].astype(np.float64), what, np.flatnonzero(floats))
+    return out
 
 
 def _frame_columns(frame: pd.DataFrame, spec, kind: str):
@@ -291,15 +400,19 @@ class Qrels:
 
     Attributes: ``topic_ids`` (object array, first-seen order), ``doc_ids`` (unique judged doc ids),
     ``keys``/``grades`` (sorted ``topic * n_docs + doc`` keys and their grade codes),
-    ``grade_counts`` (``[topics × (max_grade+1)]`` count of each grade ≥ 0) and ``n_unjudged``
-    (negative entries per topic: pooled but unjudged; 0 under ``negative="zero"``).
+    ``grade_levels`` (the distinct grades ≥ 0, ascending, always with 0), ``level_counts``
+    (``[topics × levels]`` count of each of those grades) and ``n_unjudged`` (negative entries per
+    topic: pooled but unjudged; 0 under ``negative="zero"``). Memory depends on the number of distinct
+    grades, not on their values; :attr:`grade_counts` (indexed by grade value) is built on demand for the
+    measures that index by value, up to :data:`MAX_INDEXED_GRADE`.
     """
 
     topic_ids: np.ndarray
     doc_ids: np.ndarray
     keys: np.ndarray
     grades: np.ndarray
-    grade_counts: np.ndarray
+    grade_levels: np.ndarray
+    level_counts: np.ndarray
     n_unjudged: np.ndarray
     negative: str = "pooled_unjudged"
     topic_index: pd.Index = field(repr=False, default=None)
@@ -310,6 +423,7 @@ class Qrels:
     _stratum_summary: tuple | None = field(repr=False, default=None)
     _doc_hash_index: pd.Index | None = field(repr=False, default=None)
     _dense: np.ndarray | None = field(repr=False, default=None)
+    _grade_counts: np.ndarray | None = field(repr=False, default=None)
 
     @classmethod
     def from_any(cls, qrels, negative: str = "pooled_unjudged") -> Qrels:
@@ -344,10 +458,11 @@ class Qrels:
             i = order[dup[0]]
             raise ValueError(f"qrels judge document {dids[i]!r} twice for query {qids[i]!r}")
         codes = np.where(grades_sorted < 0, POOLED_UNJUDGED, grades_sorted).astype(np.int32)
-        max_grade = int(grades.max()) if len(grades) and grades.max() > 0 else 0
         judged = grades >= 0
-        counts = np.zeros((n_topics, max_grade + 1), dtype=np.int64)
-        np.add.at(counts, (topic_codes[judged], grades[judged]), 1)
+        levels, level_of = np.unique(np.concatenate(([0], grades[judged])), return_inverse=True)
+        counts = np.bincount(
+            topic_codes[judged] * len(levels) + level_of.reshape(-1)[1:], minlength=n_topics * len(levels)
+        ).reshape(n_topics, len(levels))
         n_unjudged = np.bincount(topic_codes[~judged], minlength=n_topics).astype(np.int64)
         strata = labels = None
         if stratum is not None:
@@ -358,7 +473,8 @@ class Qrels:
             doc_ids=doc_ids,
             keys=keys,
             grades=codes,
-            grade_counts=counts,
+            grade_levels=levels.astype(np.int64),
+            level_counts=counts.astype(np.int64),
             n_unjudged=n_unjudged,
             negative=negative,
             topic_index=pd.Index(topic_ids),
@@ -373,18 +489,35 @@ class Qrels:
 
     @property
     def max_grade(self) -> int:
-        return self.grade_counts.shape[1] - 1
+        return int(self.grade_levels[-1])
+
+    @property
+    def grade_counts(self) -> np.ndarray:
+        """``[topics × (max_grade+1)]``: judged documents of each grade value 0 .. max_grade (built once, on
+        demand, for measures that index by grade value); ``ValueError`` above :data:`MAX_INDEXED_GRADE`."""
+        if self._grade_counts is None:
+            if self.max_grade > MAX_INDEXED_GRADE:
+                topic = int(np.flatnonzero(self.level_counts[:, -1])[0])
+                raise ValueError(
+                    f"qrels grade {self.max_grade} (query {self.topic_ids[topic]!r}) is above "
+                    f"{MAX_INDEXED_GRADE}, the largest grade that measures indexing grades by value "
+                    f"(nDCG, GAP and sampled-judgment families) accept; the AP family and bpref take any grade"
+                )
+            dense = np.zeros((self.n_topics, self.max_grade + 1), dtype=np.int64)
+            dense[:, self.grade_levels] = self.level_counts
+            self._grade_counts = dense
+        return self._grade_counts
 
     def n_relevant(self, rel_level: int = 1) -> np.ndarray:
         """R per topic: judged documents with grade ≥ ``rel_level``."""
-        return self.grade_counts[:, rel_level:].sum(axis=1)
+        return self.level_counts[:, self.grade_levels >= rel_level].sum(axis=1)
 
     def n_nonrelevant(self, rel_level: int = 1) -> np.ndarray:
         """N per topic: judged documents with 0 ≤ grade < ``rel_level`` (negative entries excluded)."""
-        return self.grade_counts[:, :rel_level].sum(axis=1)
+        return self.level_counts[:, self.grade_levels < rel_level].sum(axis=1)
 
     def n_judged(self) -> np.ndarray:
-        return self.grade_counts.sum(axis=1)
+        return self.level_counts.sum(axis=1)
 
     def to_frame(self) -> pd.DataFrame:
         """The judgments as a ``query_id/doc_id/relevance`` DataFrame (pooled-but-unjudged as −1), with a
@@ -410,6 +543,7 @@ class Qrels:
         but unsampled entries (negative grade), column ``g + 1`` the entries judged with grade ``g``."""
         if self._stratum_summary is not None:
             return self._stratum_summary
+        self.grade_counts  # noqa: B018 -- refuses grades above MAX_INDEXED_GRADE before sizing by grade value
         strata = self.strata if self.strata is not None else np.zeros(len(self.keys), dtype=np.int32)
         n_strata = int(strata.max()) + 1 if len(strata) else 1
         n_docs = max(len(self.doc_ids), 1)
@@ -528,13 +662,20 @@ def _integer_grades(raw: np.ndarray, qids, dids) -> np.ndarray:
                 f"qrels relevance {raw[bad[0]]!r} is not an integer grade at {_row_label(qids, dids, bad[0])}"
             )
         raw = numeric
-    if np.issubdtype(raw.dtype, np.integer):
-        return raw.astype(np.int64)
     if np.issubdtype(raw.dtype, np.floating):
         bad = np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw)))
         if len(bad):
             raise ValueError(
                 f"qrels relevance {float(raw[bad[0]])!r} is not an integer grade at {_row_label(qids, dids, bad[0])}"
+            )
+    if np.issubdtype(raw.dtype, np.integer) or np.issubdtype(raw.dtype, np.floating):
+        out = np.flatnonzero((raw < GRADE_RANGE[0]) | (raw > GRADE_RANGE[1]))
+        if len(out):
+            value = raw[out[0]]
+            value = int(value) if np.issubdtype(raw.dtype, np.integer) else float(value)
+            raise ValueError(
+                f"qrels relevance {value!r} at {_row_label(qids, dids, out[0])} is outside the supported "
+                f"grade range {GRADE_RANGE[0]}..{GRADE_RANGE[1]}"
             )
         return raw.astype(np.int64)
     raise ValueError(f"qrels relevance must be integer grades (got dtype {raw.dtype})")

@@ -378,17 +378,17 @@ def test_bad_data(capsys, synth, tmp_path):
     bad_run = tmp_path / "bad.run"
     bad_run.write_text("t0 Q0 d1 1 high tag\n")
     code, out, err = run_cli(capsys, synth["qrels"], bad_run, "AP")
-    assert code == 1 and out == ""
+    assert code == 2 and out == ""
     line = one_error_line(err)
     assert "bad.run" in line and "high" in line
     bad_qrels = tmp_path / "bad.qrels"
     bad_qrels.write_text("t0 0 d1 1.5\n")
     code, out, err = run_cli(capsys, bad_qrels, synth["run"], "AP")
-    assert code == 1 and out == "" and "1.5" in one_error_line(err)
+    assert code == 2 and out == "" and "1.5" in one_error_line(err)
     dup = tmp_path / "dup.run"
     dup.write_text("t0 Q0 d1 1 2.0 tag\nt0 Q0 d1 2 1.0 tag\n")
     code, out, err = run_cli(capsys, synth["qrels"], dup, "infAP")
-    assert code == 1 and out == "" and "d1" in one_error_line(err)
+    assert code == 2 and out == "" and "d1" in one_error_line(err)
 
 
 def test_usage_errors_and_help(capsys):

@@ -245,10 +245,16 @@ def test_input_forms_agree(tmp_path):
 def test_mixed_lines_are_an_error_naming_the_line(tmp_path):
     path = tmp_path / "mixed.txt"
     path.write_text("X 0 a s1 1\nX 0 b s1 0\nX 0 c 1\n")
-    with pytest.raises(ValueError, match=r"mixed\.txt:3: expected 5 columns"):
+    with pytest.raises(ValueError, match=r"mixed\.txt:3: expected 5 fields"):
+        read_trec_qrels(path)
+    path.write_text("X 0 a 1\nX 0 b s1 0\n")  # a plain qrels file with a prels line
+    with pytest.raises(ValueError, match=r"mixed\.txt:2: expected 4 fields"):
         read_trec_qrels(path)
     path.write_text("X 0 a s1 1\nX 0 b s1 high\n")
-    with pytest.raises(ValueError, match=r"mixed\.txt:2: relevance 'high' is not an integer grade"):
+    with pytest.raises(ValueError, match=r"mixed\.txt:2: relevance 'high' is not a number"):
+        read_trec_qrels(path)
+    path.write_text("X 0 a s1 1\nX 0 b s1 1.5\n")
+    with pytest.raises(ValueError, match=r"mixed\.txt:2: relevance '1.5' is not an integer grade"):
         read_trec_qrels(path)
 
 

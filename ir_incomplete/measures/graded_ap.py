@@ -88,15 +88,14 @@ class _GradedFamily(IncompleteMeasure):
 
 def _grade_counts(qrels, c: int, owner: str) -> np.ndarray:
     """R(0..c) per topic; ``ValueError`` when a qrels grade exceeds c = len(g) (decision D8)."""
-    counts = qrels.grade_counts
-    if counts.shape[1] - 1 > c:
-        over = counts[:, c + 1 :]
-        grade = int(np.flatnonzero(over.any(axis=0))[-1]) + c + 1
-        topic = qrels.topic_ids[int(np.flatnonzero(counts[:, grade])[0])]
+    if qrels.max_grade > c:  # checked on the distinct grades: never a table as wide as the grade values
+        grade = qrels.max_grade
+        topic = qrels.topic_ids[int(np.flatnonzero(qrels.level_counts[:, -1])[0])]
         raise ValueError(
             f"{owner}: qrels grade {grade} (query {topic!r}) exceeds len(g) = {c}; "
             f"grades are used by value, so g needs one probability per grade 1..{grade}"
         )
+    counts = qrels.grade_counts
     out = np.zeros((counts.shape[0], c + 1), dtype=np.int64)
     out[:, : counts.shape[1]] = counts
     return out

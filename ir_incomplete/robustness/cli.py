@@ -332,7 +332,7 @@ def _manifest(args, argv: Sequence[str], options: dict, levels) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a robustness study; returns the exit code (0 success, 2 error)."""
+    """Run a robustness study; returns the exit code (0 success, 2 usage or data error)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
@@ -376,9 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from ir_incomplete.api import as_run_mapping
 
-        run_map = {}
-        for item in runs:
-            run_map.update(as_run_mapping(item))
+        run_map = as_run_mapping(runs)  # refuses two runs of one name, naming both files
         result = robustness_study(
             run_map,
             args.qrels,
@@ -395,9 +393,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             negative=args.negative,
             score_precision=args.score_precision,
         )
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:  # incl. the grammar's MeasureSyntaxError
         return fail(exc, EXIT_USAGE)
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError, EOFError, zlib.error) as exc:
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError, EOFError, zlib.error, RecursionError) as exc:
         return fail(exc, EXIT_DATA)
 
     summary = summarize(result.stats)

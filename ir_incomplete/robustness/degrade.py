@@ -259,8 +259,9 @@ def stratified_sample(
     idx = np.flatnonzero(judg.grades >= 0)
     t = judg.topic[idx]
     g = judg.grades[idx]
-    n_grades = int(g.max()) + 1 if len(g) else 1
-    stratum = t * n_grades + g
+    levels, level = np.unique(g, return_inverse=True)  # distinct grades: memory independent of their values
+    n_grades = max(len(levels), 1)
+    stratum = t * n_grades + level.reshape(-1)
     c_s = np.bincount(stratum, minlength=judg.n_topics * n_grades)
     n_s = round_half_up(fraction * c_s)
     keys = rng.random(len(idx))
