@@ -1,0 +1,160 @@
+"""Kernels of trec_eval's reference measures (AP, nDCG, P, recall, RR, R-prec, judged rate, counts),
+vectorized over all rankings at once.
+
+Each kernel receives the ranked-code matrix of :mod:`ir_incomplete.data` (``[rows × depth]``), already
+condensed (:func:`condense`, trec_eval ``-J``) and cut at the cut-off when the measure asks for it, and
+returns one ``float64`` per row. Counts "up to rank k" are cumulative sums along the depth axis; sums
+over relevant documents are taken at the cells of those documents with ``np.bincount``, in rank order
+(the order in which trec_eval adds them). Definitions and conventions are documented on the measure
+classes in :mod:`ir_incomplete.measures.reference`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ir_incomplete.data import PAD, POOLED_UNJUDGED
+
+__all__ = [
+    "condense",
+    "average_precision",
+    "ndcg",
+    "ideal_dcg",
+    "precision",
+    "recall",
+    "reciprocal_rank",
+    "r_precision",
+    "judged_rate",
+    "retrieved",
+]
+
+
+def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``numerator / denominator`` element-wise, 0 where the denominator is 0."""
+    numerator = np.asarray(numerator, dtype=np.float64)
+    denominator = np.asarray(denominator, dtype=np.float64)
+    out = np.zeros(np.broadcast(numerator, denominator).shape, dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
+    return out
+
+
+def _discount(width: int) -> np.ndarray:
+    """``1 / log2(rank + 1)`` for ranks ``1 .. width`` (trec_eval: ``log2(i + 2)`` for 0-based ``i``)."""
+    return 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
+
+
+def condense(codes: np.ndarray) -> np.ndarray:
+    """The condensed lists (trec_eval ``-J``): each row keeps its judged documents (grade ≥ 0), in rank
+    order, moved to the front; pooled-but-unjudged and unpooled documents are removed; ``PAD`` after."""
+    kept = codes >= 0
+    counts = kept.sum(axis=1)
+    width = int(counts.max()) if len(counts) else 0
+    out = np.full((codes.shape[0], width), PAD, dtype=codes.dtype)
+    row, col = np.nonzero(kept)
+    if len(row):
+        position = np.cumsum(kept, axis=1, dtype=np.int32)[row, col] - 1
+        out[row, position] = codes[row, col]
+    return out
+
+
+def _level(rel_level: int) -> int:
+    """``rel_level`` checked: grades ≥ 0 only (negative codes mark unjudged documents and padding)."""
+    if isinstance(rel_level, bool) or int(rel_level) != rel_level or rel_level < 0:
+        raise ValueError(f"rel_level={rel_level!r} must be an integer >= 0 (negative codes mark unjudged documents)")
+    return int(rel_level)
+
+
+def _relevant_cells(codes: np.ndarray, rel_level: int):
+    """Rows and 0-based columns of the relevant documents (grade ≥ ``rel_level``), row-major."""
+    return np.nonzero(codes >= _level(rel_level))
+
+
+def _relevant_so_far(row: np.ndarray, rows: int) -> np.ndarray:
+    """At each relevant cell (row-major order), the relevant documents of its row up to and including it."""
+    counts = np.bincount(row, minlength=rows)
+    starts = np.cumsum(counts) - counts
+    return np.arange(1, len(row) + 1, dtype=np.int64) - starts[row]
+
+
+def average_precision(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int = 1) -> np.ndarray:
+    """AP per row: ``Σ_{relevant at rank k} (relevant up to k) / k``, divided by R (R = 0 → 0)."""
+    rows = codes.shape[0]
+    row, col = _relevant_cells(codes, rel_level)
+    sums = np.bincount(row, weights=_relevant_so_far(row, rows) / (col + 1.0), minlength=rows)
+    return _safe_divide(sums, n_relevant)
+
+
+def ideal_dcg(grade_counts: np.ndarray, cutoff: int | None = None) -> np.ndarray:
+    """Ideal DCG per topic from its judgments: all grades > 0, highest first, gain = grade, discounted
+    by ``log2(rank + 1)``, the first ``cutoff`` ranks (all when ``None``).
+
+    ``grade_counts`` is ``[topics × (max_grade + 1)]`` (count of each grade ≥ 0, as in
+    :class:`ir_incomplete.data.Qrels`)."""
+    topics, levels = grade_counts.shape
+    grades = np.arange(levels - 1, 0, -1)  # highest first, grade 0 has no gain
+    counts = grade_counts[:, grades].astype(np.int64)
+    if cutoff is not None:  # no ideal list is longer than the cut-off
+        counts = np.minimum(counts, cutoff)
+    per_cell = counts.ravel()
+    gains = np.repeat(np.tile(grades, topics), per_cell).astype(np.float64)
+    topic = np.repeat(np.repeat(np.arange(topics), len(grades)), per_cell)
+    rank = _relevant_so_far(topic, topics)  # 1-based rank in the ideal list
+    if cutoff is not None:
+        inside = rank <= cutoff
+        topic, gains, rank = topic[inside], gains[inside], rank[inside]
+    width = int(rank.max()) if len(rank) else 0
+    return np.bincount(topic, weights=gains * _discount(width)[rank - 1], minlength=topics)
+
+
+def ndcg(codes: np.ndarray, ideal: np.ndarray) -> np.ndarray:
+    """nDCG per row: ``Σ_k gain(k) / log2(k + 1)`` with gain = grade (negative and unjudged: 0),
+    divided by the row's ideal DCG (``ideal``, one per row; 0 → 0)."""
+    rows = codes.shape[0]
+    row, col = np.nonzero(codes > 0)
+    weights = codes[row, col] * _discount(codes.shape[1])[col]
+    return _safe_divide(np.bincount(row, weights=weights, minlength=rows), ideal)
+
+
+def precision(codes: np.ndarray, cutoff: int, rel_level: int = 1) -> np.ndarray:
+    """P@k per row: relevant documents in the first ``cutoff`` ranks / ``cutoff`` (also when fewer are
+    retrieved). ``codes`` is already cut."""
+    return (codes >= _level(rel_level)).sum(axis=1) / float(cutoff)
+
+
+def recall(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int = 1) -> np.ndarray:
+    """R@k per row: relevant documents in ``codes`` (already cut) / R (R = 0 → 0)."""
+    return _safe_divide((codes >= _level(rel_level)).sum(axis=1), n_relevant)
+
+
+def reciprocal_rank(codes: np.ndarray, rel_level: int = 1) -> np.ndarray:
+    """RR per row: 1 / rank of the first relevant document (0 when none is retrieved)."""
+    relevant = codes >= _level(rel_level)
+    first = np.argmax(relevant, axis=1) if codes.shape[1] else np.zeros(codes.shape[0], dtype=np.int64)
+    found = relevant.any(axis=1)
+    out = np.zeros(codes.shape[0], dtype=np.float64)
+    out[found] = 1.0 / (first[found] + 1.0)
+    return out
+
+
+def r_precision(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int = 1) -> np.ndarray:
+    """R-precision per row: relevant documents in the first R ranks / R (R = 0 → 0; R is the row's own,
+    given in ``n_relevant``, also when fewer than R documents are retrieved)."""
+    rows = codes.shape[0]
+    n_relevant = np.asarray(n_relevant)
+    row, col = _relevant_cells(codes, rel_level)
+    inside = col < n_relevant[row]
+    return _safe_divide(np.bincount(row[inside], minlength=rows), n_relevant)
+
+
+def judged_rate(codes: np.ndarray) -> np.ndarray:
+    """Judged per row: documents present in the qrels (any grade, also negative) among the retrieved
+    documents of ``codes`` (already cut), divided by their number (``min(k, retrieved)``; none → 0)."""
+    in_qrels = ((codes >= 0) | (codes == POOLED_UNJUDGED)).sum(axis=1)
+    return _safe_divide(in_qrels, (codes != PAD).sum(axis=1))
+
+
+def retrieved(codes: np.ndarray, rel_level: int | None = None) -> np.ndarray:
+    """Retrieved documents per row (``rel_level=None``), or retrieved relevant ones (grade ≥ ``rel_level``)."""
+    if rel_level is None:
+        return (codes != PAD).sum(axis=1).astype(np.float64)
+    return (codes >= _level(rel_level)).sum(axis=1).astype(np.float64)
