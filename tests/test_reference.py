@@ -140,6 +140,10 @@ def _builtin_measures(rel, judged_only):
         out += [ir_measures.P(**kw) @ k, ir_measures.R(**kw) @ k]
     if rel == 1:
         out.append(ir_measures.NumRel)
+    # custom gains: grade 1 to a negative gain (pooled but unjudged for trec_eval), grade 0 to a positive one
+    for gains in ({0: 0, 1: 1, 2: 5, 3: 20}, {0: 1, 1: -1, 3: 2}):
+        out += [ir_measures.nDCG(gains=gains, judged_only=judged_only)]
+        out += [ir_measures.nDCG(gains=gains, judged_only=judged_only) @ k for k in (1, 5, 50)]
     return out
 
 
@@ -280,9 +284,11 @@ def test_float64_score_precision_changes_ties_consistently():
 # routing
 # ---------------------------------------------------------------------------------------------------
 SUPPORTED = ["AP", "AP@10", "AP(rel=2,judged_only=True)@5", "nDCG", "nDCG@10", "nDCG(judged_only=True)@10"]
+SUPPORTED += ["nDCG(gains={0:0,1:1,2:3})@10"]
 SUPPORTED += ["P@5", "R(rel=2)@100", "RR", "RR@10", "Rprec(judged_only=True)", "Judged@10", "Judged"]
 SUPPORTED += ["NumRet", "NumRelRet", "NumRet(rel=2)", "NumRel", "NumRel(rel=2)"]
-NOT_SUPPORTED = [ir_measures.nDCG(gains={0: 0, 1: 1, 2: 5}) @ 10, ir_measures.nDCG(dcg="exp-log2"), ir_measures.P @ 0]
+NOT_SUPPORTED = [ir_measures.nDCG(gains={0: 0, 1: 1.5}) @ 10, ir_measures.nDCG(gains={-1: 1}), ir_measures.P @ 0]
+NOT_SUPPORTED += [ir_measures.nDCG(dcg="exp-log2")]
 NOT_SUPPORTED += [ir_measures.AP(rel=0), ir_measures.ERR @ 10, ir_measures.SetP]
 
 
@@ -321,14 +327,15 @@ def test_evaluate_computes_reference_measures_without_ir_measures(monkeypatch):
 
     elsewhere.__wrapped__ = api._evaluate_elsewhere
     monkeypatch.setattr(api, "_evaluate_elsewhere", elsewhere)
-    gains = ir_measures.nDCG(gains={0: 0, 1: 1, 2: 3, 3: 7}) @ 5
-    measures = [ir_incomplete.parse(s) for s in SUPPORTED] + [gains]
+    foreign = [ir_measures.SetP, ir_measures.Success @ 5]
+    measures = [ir_incomplete.parse(s) for s in SUPPORTED] + foreign
     qrels, run = _synthetic(5)
     frame = evaluate({"r": run}, qrels, measures)
-    assert asked == [gains]  # only the measure with custom gains went to ir_measures
+    assert asked == foreign  # only measures we do not compute went to ir_measures
     assert list(dict.fromkeys(frame["measure"])) == [repr(m) for m in measures]
-    expected = {(r.query_id, repr(r.measure)): r.value for r in PYTREC.iter_calc([gains], qrels, run)}
+    expected = {(r.query_id, repr(r.measure)): r.value for r in PYTREC.iter_calc(foreign, qrels, run)}
     got = _per_query(frame)
+    assert len(expected) == 2 * 9
     for key, value in expected.items():
         assert got[key] == value
 

@@ -20,6 +20,8 @@ __all__ = [
     "average_precision",
     "ndcg",
     "ideal_dcg",
+    "grade_gains",
+    "drop_negative_gains",
     "precision",
     "recall",
     "reciprocal_rank",
@@ -84,34 +86,57 @@ def average_precision(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int 
     return _safe_divide(sums, n_relevant)
 
 
-def ideal_dcg(grade_counts: np.ndarray, cutoff: int | None = None) -> np.ndarray:
-    """Ideal DCG per topic from its judgments: all grades > 0, highest first, gain = grade, discounted
-    by ``log2(rank + 1)``, the first ``cutoff`` ranks (all when ``None``).
+def grade_gains(levels: int, gains: dict[int, int] | None = None) -> np.ndarray:
+    """The gain of each grade ``0 .. levels-1``: the grade itself, or ``gains[grade]`` when given there."""
+    table = np.arange(levels, dtype=np.float64)
+    for grade, gain in (gains or {}).items():
+        if 0 <= grade < levels:
+            table[grade] = gain
+    return table
+
+
+def drop_negative_gains(codes: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """``codes`` with the grades whose gain is negative turned into ``POOLED_UNJUDGED`` (what a negative
+    value in the qrels means to trec_eval); ``codes`` itself when no gain is negative."""
+    negative = np.flatnonzero(gains < 0)
+    if len(negative) == 0:
+        return codes
+    return np.where(np.isin(codes, negative), np.int32(POOLED_UNJUDGED), codes).astype(codes.dtype, copy=False)
+
+
+def ideal_dcg(grade_counts: np.ndarray, cutoff: int | None = None, gains: np.ndarray | None = None) -> np.ndarray:
+    """Ideal DCG per topic from its judgments: every judged document with a positive gain, highest gain
+    first, discounted by ``log2(rank + 1)``, the first ``cutoff`` ranks (all when ``None``).
 
     ``grade_counts`` is ``[topics × (max_grade + 1)]`` (count of each grade ≥ 0, as in
-    :class:`ir_incomplete.data.Qrels`)."""
+    :class:`ir_incomplete.data.Qrels`); ``gains`` the gain of each grade (default: the grade)."""
     topics, levels = grade_counts.shape
-    grades = np.arange(levels - 1, 0, -1)  # highest first, grade 0 has no gain
-    counts = grade_counts[:, grades].astype(np.int64)
+    gains = np.arange(levels, dtype=np.float64) if gains is None else np.asarray(gains, dtype=np.float64)
+    levels_used = np.flatnonzero(gains > 0)
+    levels_used = levels_used[np.argsort(-gains[levels_used], kind="stable")]  # highest gain first
+    counts = grade_counts[:, levels_used].astype(np.int64)
     if cutoff is not None:  # no ideal list is longer than the cut-off
         counts = np.minimum(counts, cutoff)
     per_cell = counts.ravel()
-    gains = np.repeat(np.tile(grades, topics), per_cell).astype(np.float64)
-    topic = np.repeat(np.repeat(np.arange(topics), len(grades)), per_cell)
+    ideal_gains = np.repeat(np.tile(gains[levels_used], topics), per_cell)
+    topic = np.repeat(np.repeat(np.arange(topics), len(levels_used)), per_cell)
     rank = _relevant_so_far(topic, topics)  # 1-based rank in the ideal list
     if cutoff is not None:
         inside = rank <= cutoff
-        topic, gains, rank = topic[inside], gains[inside], rank[inside]
+        topic, ideal_gains, rank = topic[inside], ideal_gains[inside], rank[inside]
     width = int(rank.max()) if len(rank) else 0
-    return np.bincount(topic, weights=gains * _discount(width)[rank - 1], minlength=topics)
+    return np.bincount(topic, weights=ideal_gains * _discount(width)[rank - 1], minlength=topics)
 
 
-def ndcg(codes: np.ndarray, ideal: np.ndarray) -> np.ndarray:
-    """nDCG per row: ``Σ_k gain(k) / log2(k + 1)`` with gain = grade (negative and unjudged: 0),
-    divided by the row's ideal DCG (``ideal``, one per row; 0 → 0)."""
+def ndcg(codes: np.ndarray, ideal: np.ndarray, gains: np.ndarray | None = None) -> np.ndarray:
+    """nDCG per row: ``Σ_k gain(k) / log2(k + 1)`` with gain = ``gains[grade]`` (default: the grade;
+    negative codes, i.e. unjudged documents and padding: 0), divided by the row's ideal DCG (``ideal``,
+    one per row; 0 → 0)."""
     rows = codes.shape[0]
-    row, col = np.nonzero(codes > 0)
-    weights = codes[row, col] * _discount(codes.shape[1])[col]
+    row, col = np.nonzero(codes > 0) if gains is None else np.nonzero(codes >= 0)
+    grade = codes[row, col]
+    gain = grade if gains is None else np.asarray(gains, dtype=np.float64)[grade]
+    weights = gain * _discount(codes.shape[1])[col]
     return _safe_divide(np.bincount(row, weights=weights, minlength=rows), ideal)
 
 

@@ -3,9 +3,9 @@
 the kernels are in :mod:`ir_incomplete.kernels.reference`).
 
 These are ``ir_measures``' built-in measures, with exactly the parameters they declare
-(``SUPPORTED_PARAMS``) and the same defaults; a parameter value not supported here (``nDCG(gains=…)``,
-``nDCG(dcg=exp-log2)``, a cut-off < 1, ``rel`` < 1, which pytrec_eval refuses too) leaves the measure
-to ``ir_measures``.
+(``SUPPORTED_PARAMS``) and the same defaults; a parameter value not supported here
+(``nDCG(dcg=exp-log2)``, non-integer ``gains``, a cut-off < 1, ``rel`` < 1, which pytrec_eval refuses
+too) leaves the measure to ``ir_measures``.
 They are not registered with ``ir_measures``: its measure objects stay the built-in ones and, in its
 default pipeline, the built-in providers (pytrec_eval, …) keep computing them. ``evaluate()`` (and so
 robustness studies) and ``ir_measures.providers.registry['ir_incomplete']`` compute them here, with
@@ -44,6 +44,7 @@ __all__ = [
     "ReferenceMeasure",
     "AveragePrecision",
     "NDCG",
+    "GainsParam",
     "Precision",
     "Recall",
     "ReciprocalRank",
@@ -70,9 +71,10 @@ class ReferenceMeasure(IncompleteMeasure):
 
     EXTENSION_PARAMS = ()
 
-    def ranking(self, ranked) -> np.ndarray:
-        """The code matrix this measure reads: condensed when ``judged_only``, then cut at the cut-off."""
-        codes = ranked.codes
+    def ranking(self, ranked, codes: np.ndarray | None = None) -> np.ndarray:
+        """The code matrix this measure reads (``ranked.codes`` unless given): condensed when
+        ``judged_only``, then cut at the cut-off."""
+        codes = ranked.codes if codes is None else codes
         if "judged_only" in self.SUPPORTED_PARAMS and self.get("judged_only"):
             codes = kernels.condense(codes)
         cutoff = self.get("cutoff") if "cutoff" in self.SUPPORTED_PARAMS else None
@@ -99,6 +101,27 @@ class AveragePrecision(ReferenceMeasure, _AP):
         return kernels.average_precision(self.ranking(ranked), self.n_relevant(ranked, qrels), self.get("rel"))
 
 
+class GainsParam(Param):
+    """nDCG's ``gains``: a mapping grade → gain, both integers, grades ≥ 0 (pytrec_eval takes integer
+    relevance values only; negative grades are not kept apart in the data model)."""
+
+    def __init__(self):
+        super().__init__(dict, desc="custom gain of each grade (int to int); grades not listed keep gain = grade")
+
+    def describe_allowed(self) -> str:
+        return "a dict of integer grade >= 0 -> integer gain, e.g. {0: 0, 1: 1, 2: 3}"
+
+    def coerce(self, owner: str, name: str, value):
+        def integer(x) -> bool:
+            return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+        if not isinstance(value, dict) or not all(integer(k) and k >= 0 and integer(v) for k, v in value.items()):
+            raise ValueError(
+                f"{owner}: invalid value {value!r} for parameter {name!r}; expected {self.describe_allowed()}"
+            )
+        return {int(k): int(v) for k, v in value.items()}
+
+
 class NDCG(ReferenceMeasure, _nDCG):
     """Normalised discounted cumulative gain, nDCG and nDCG@k (trec_eval ``ndcg`` and ``ndcg_cut.k``,
     ``m_ndcg.c`` / ``m_ndcg_cut.c``, default gains; Järvelin & Kekäläinen 2002).
@@ -109,21 +132,29 @@ class NDCG(ReferenceMeasure, _nDCG):
         DCG@k  = Σ_{i ≤ k} gain(i) / log2(i + 1)
         nDCG@k = DCG@k / IDCG@k                                          (IDCG@k = 0 → 0)
 
-    IDCG@k is the DCG@k of the ideal ranking: all judgments of the topic with grade > 0, highest grade
-    first, whatever the run retrieved (with ``judged_only`` too). No k: the whole ranking and the whole
-    ideal list. ``rel`` plays no part (nDCG has no such parameter). Supported: ``dcg=log2`` only and no
-    custom ``gains`` (those stay with ``ir_measures``).
+    IDCG@k is the DCG@k of the ideal ranking: all judgments of the topic with a positive gain, highest
+    gain first, whatever the run retrieved (with ``judged_only`` too). No k: the whole ranking and the
+    whole ideal list. ``rel`` plays no part (nDCG has no such parameter).
+
+    ``gains={grade: gain}`` replaces the gain of the grades listed (as ``ir_measures`` does, by
+    rewriting the qrels for pytrec_eval): a grade mapped to a negative gain then counts as pooled but
+    unjudged (gain 0; removed by ``judged_only``). Supported: integer grades ≥ 0 and integer gains, and
+    ``dcg=log2`` only (other values stay with ``ir_measures``).
     """
 
     SUPPORTED_PARAMS = {
         "cutoff": _CUTOFF,
         "dcg": Param(str, default="log2", choices=("log2",), desc="DCG formulation (log2: trec_eval)"),
+        "gains": GainsParam(),
         "judged_only": _JUDGED_ONLY,
     }
 
     def compute(self, ranked, qrels):
-        ideal = kernels.ideal_dcg(qrels.grade_counts, self.get("cutoff"))
-        return kernels.ndcg(self.ranking(ranked), ranked.per_topic(ideal))
+        custom = self.get("gains")
+        gains = None if custom is None else kernels.grade_gains(qrels.grade_counts.shape[1], custom)
+        ideal = kernels.ideal_dcg(qrels.grade_counts, self.get("cutoff"), gains)
+        codes = ranked.codes if gains is None else kernels.drop_negative_gains(ranked.codes, gains)
+        return kernels.ndcg(self.ranking(ranked, codes), ranked.per_topic(ideal), gains)
 
 
 class Precision(ReferenceMeasure, _P):
