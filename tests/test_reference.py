@@ -411,3 +411,22 @@ def test_robustness_study_uses_native_reference_measures(monkeypatch):
     full = result.reference.set_index(["measure", "run"])["value"]
     expected = ir_measures.calc_aggregate([ir_measures.nDCG @ 10], qrels, runs["r2"])[ir_measures.nDCG @ 10]
     assert full[("nDCG@10", "r2")] == pytest.approx(expected, abs=TOL)
+
+
+@pytest.mark.parametrize("judged_only", [False, True])
+def test_negative_zero_policy_equals_pytrec_eval_on_clipped_qrels(judged_only):
+    """``negative="zero"``: negative grades are judged nonrelevant, i.e. pytrec_eval on qrels with them set to 0."""
+    qrels, run = _synthetic(9)
+    measures = _builtin_measures(1, judged_only)
+    clipped = qrels.assign(relevance=qrels["relevance"].clip(lower=0))
+    expected = {(r.query_id, repr(r.measure)): r.value for r in PYTREC.iter_calc(measures, clipped, run)}
+    got = _per_query(evaluate({"r": run}, qrels, measures, negative="zero"))
+    default = _per_query(evaluate({"r": run}, qrels, measures))
+    assert len(expected) == len(got) == 9 * len(measures)
+    for key, value in expected.items():
+        assert abs(got[key] - value) <= TOL, (key, got[key], value)
+    assert (got - default).abs().max() > 0.01  # the policy matters on these qrels
+    # Judged counts negative entries as judged under both policies
+    judged = [ir_measures.Judged @ 5, ir_measures.Judged]
+    same = _per_query(evaluate({"r": run}, qrels, judged, negative="zero"))
+    assert same.equals(_per_query(evaluate({"r": run}, qrels, judged)))
