@@ -298,9 +298,10 @@ def test_every_reference_measure_is_claimed_by_name():
     }  # fmt: skip
     for cls in REFERENCE_MEASURES:
         builtin = ir_measures.measures.registry[cls.NAME]
-        assert set(cls.SUPPORTED_PARAMS) <= set(builtin.SUPPORTED_PARAMS), cls.NAME
+        assert set(cls.SUPPORTED_PARAMS) == set(builtin.SUPPORTED_PARAMS), cls.NAME
         for name, spec in cls.SUPPORTED_PARAMS.items():
             assert spec.default == builtin.SUPPORTED_PARAMS[name].default, (cls.NAME, name)
+            assert spec.required == builtin.SUPPORTED_PARAMS[name].required, (cls.NAME, name)
 
 
 @pytest.mark.parametrize("text", SUPPORTED)
