@@ -3,9 +3,10 @@ vectorized over all rankings at once.
 
 Each kernel receives the ranked-code matrix of :mod:`ir_incomplete.data` (``[rows × depth]``), already
 condensed (:func:`condense`, trec_eval ``-J``) and cut at the cut-off when the measure asks for it, and
-returns one ``float64`` per row. Counts "up to rank k" are cumulative sums along the depth axis; sums
-over relevant documents are taken at the cells of those documents with ``np.bincount``, in rank order
-(the order in which trec_eval adds them). Definitions and conventions are documented on the measure
+returns one ``float64`` per row. Only the cells of the documents that matter are visited
+(``np.nonzero``, row-major): "relevant up to rank k" is a cell's position among the relevant cells of
+its row, and sums per row are ``np.bincount`` over those cells, in rank order (the order in which
+trec_eval adds them). Definitions and conventions are documented on the measure
 classes in :mod:`ir_incomplete.measures.reference`.
 """
 
@@ -53,9 +54,7 @@ def condense(codes: np.ndarray) -> np.ndarray:
     width = int(counts.max()) if len(counts) else 0
     out = np.full((codes.shape[0], width), PAD, dtype=codes.dtype)
     row, col = np.nonzero(kept)
-    if len(row):
-        position = np.cumsum(kept, axis=1, dtype=np.int32)[row, col] - 1
-        out[row, position] = codes[row, col]
+    out[row, _position_in_row(row, codes.shape[0]) - 1] = codes[row, col]
     return out
 
 
@@ -71,8 +70,9 @@ def _relevant_cells(codes: np.ndarray, rel_level: int):
     return np.nonzero(codes >= _level(rel_level))
 
 
-def _relevant_so_far(row: np.ndarray, rows: int) -> np.ndarray:
-    """At each relevant cell (row-major order), the relevant documents of its row up to and including it."""
+def _position_in_row(row: np.ndarray, rows: int) -> np.ndarray:
+    """1-based position of each cell among the selected cells of its row (cells in row-major order, as
+    ``np.nonzero`` gives them); at relevant cells: the relevant documents up to and including it."""
     counts = np.bincount(row, minlength=rows)
     starts = np.cumsum(counts) - counts
     return np.arange(1, len(row) + 1, dtype=np.int64) - starts[row]
@@ -82,7 +82,7 @@ def average_precision(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int 
     """AP per row: ``Σ_{relevant at rank k} (relevant up to k) / k``, divided by R (R = 0 → 0)."""
     rows = codes.shape[0]
     row, col = _relevant_cells(codes, rel_level)
-    sums = np.bincount(row, weights=_relevant_so_far(row, rows) / (col + 1.0), minlength=rows)
+    sums = np.bincount(row, weights=_position_in_row(row, rows) / (col + 1.0), minlength=rows)
     return _safe_divide(sums, n_relevant)
 
 
@@ -120,7 +120,7 @@ def ideal_dcg(grade_counts: np.ndarray, cutoff: int | None = None, gains: np.nda
     per_cell = counts.ravel()
     ideal_gains = np.repeat(np.tile(gains[levels_used], topics), per_cell)
     topic = np.repeat(np.repeat(np.arange(topics), len(levels_used)), per_cell)
-    rank = _relevant_so_far(topic, topics)  # 1-based rank in the ideal list
+    rank = _position_in_row(topic, topics)  # 1-based rank in the ideal list
     if cutoff is not None:
         inside = rank <= cutoff
         topic, ideal_gains, rank = topic[inside], ideal_gains[inside], rank[inside]
