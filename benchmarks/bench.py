@@ -76,6 +76,20 @@ FAMILIES: dict[str, tuple[Sequence[str], ReferenceSpec]] = {
     "AP-family": (("indAP", "indAP(variant=original)", "subAP", "Bpref(variant=paper)", "Bpref10", "RankEff"), None),
     "graded-AP": (("GAP(g=0.5,0.5)", "xGAP(g=0.5,0.5)", "eGAP(g=0.5,0.5)"), None),
     "BootNDCG": (("BootNDCG@10", "NDCGUpper@10"), None),
+    # built-in measures computed natively (ir_incomplete.measures.reference), alone and mixed with ours
+    "reference": (
+        ("AP", "AP@100", "nDCG", "nDCG@10", "P@10", "R@100", "RR", "Rprec"),
+        Reference(
+            ir_measures=("AP", "AP@100", "nDCG", "nDCG@10", "P@10", "R@100", "RR", "Rprec"),
+            pytrec_eval=("map", "map_cut_100", "ndcg", "ndcg_cut_10", "P_10", "recall_100", "recip_rank", "Rprec"),
+        ),
+    ),
+    "AP+nDCG@10+Bpref+infAP": (
+        ("AP", "nDCG@10", "Bpref", "infAP"),
+        Reference(
+            ir_measures=("AP", "nDCG@10", "Bpref", "infAP"), pytrec_eval=("map", "ndcg_cut_10", "bpref", "infAP")
+        ),
+    ),
 }
 BASELINE_FAMILY = "infAP"
 

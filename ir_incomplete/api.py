@@ -174,8 +174,10 @@ def evaluate(
         DataFrame (``query_id/doc_id/relevance`` or ``qid/docno/label``), dict of dicts, iterable of
         ``Qrel``, TREC qrels path, or a :class:`ir_incomplete.data.Qrels`.
     measures
-        Measure objects and/or strings (``"infAP(c=1.5)@10"``). Measures that ``ir_incomplete`` does not
-        compute (e.g. ``"nDCG@10"``) are computed by ``ir_measures`` run by run.
+        Measure objects and/or strings (``"infAP(c=1.5)@10"``). The built-in ``AP``, ``nDCG``, ``P``,
+        ``R``, ``RR``, ``Rprec``, ``Judged``, ``NumRet`` and ``NumRel`` (``"nDCG@10"``, …) are computed
+        natively, equal to pytrec_eval (:mod:`ir_incomplete.measures.reference`); measures that
+        ``ir_incomplete`` does not compute (e.g. ``"ERR@10"``) go to ``ir_measures``, run by run.
     per_query
         ``True``: one row per (run, query_id, measure); ``False``: the mean over queries per
         (run, measure) (the sum for counting measures such as ``NumRet``, as in ir_measures).

@@ -7,6 +7,9 @@
   after ``runtime``;
 * every other provider is guarded so that it never claims a measure whose parameters it does not
   understand (pytrec_eval would otherwise compute plain infAP for ``infAP(c=1.5)``);
+* the built-in measures that we also compute natively (``REFERENCE_MEASURES``: ``AP``, ``nDCG``, ``P``,
+  …) are not registered: ``ir_measures.AP`` stays the built-in object and the built-in providers keep
+  claiming it in the default pipeline (our provider computes it only when asked directly);
 * ``ir_measures.parse_measure`` / ``parse_trec_measure`` are wrapped to fall back on our grammar
   (opt out with ``IR_INCOMPLETE_PATCH_PARSERS=0`` or ``activate(patch_parsers=False)``).
 """

@@ -7,7 +7,9 @@ In ``ir_measures``' default pipeline the provider sits right after ``runtime`` a
   (``infAP(c=1.5)``, ``infAP@10``, ``infAP(variant=uniform)``).
 
 Plain ``infAP`` stays with pytrec_eval there, but ``ir_measures.providers.registry['ir_incomplete']``
-computes it too when asked directly (that is how parity with pytrec_eval is proven).
+computes it too when asked directly (that is how parity with pytrec_eval is proven). The same holds for
+the reference measures of :mod:`ir_incomplete.measures.reference` (``AP``, ``nDCG@k``, ``P@k``, …): never
+claimed in the pipeline, computed when asked directly and by :func:`ir_incomplete.evaluate`.
 """
 
 from __future__ import annotations
@@ -18,34 +20,48 @@ import ir_measures
 from ir_measures import Metric
 
 from ir_incomplete.data import Qrels, rank_runs
-from ir_incomplete.measures import ALL_MEASURES, IncompleteMeasure
+from ir_incomplete.measures import ALL_MEASURES, REFERENCE_MEASURES, IncompleteMeasure
 
 __all__ = ["IncompleteProvider", "IncompleteEvaluator", "as_incomplete", "computable"]
 
-_BY_NAME: dict[str, IncompleteMeasure] = {}
+_BY_NAME: dict[str, type[IncompleteMeasure]] = {}
 
 
-def _by_name() -> dict[str, IncompleteMeasure]:
+def _by_name() -> dict[str, type[IncompleteMeasure]]:
     if not _BY_NAME:
-        _BY_NAME.update({m.NAME: m for m in ALL_MEASURES})
+        _BY_NAME.update({m.NAME: type(m) for m in ALL_MEASURES})
+        _BY_NAME.update({m.NAME: m for m in REFERENCE_MEASURES})
     return _BY_NAME
 
 
 def as_incomplete(measure) -> IncompleteMeasure:
     """Our measure object for ``measure`` (a built-in object of a name we implement is converted,
-    keeping its parameters); ``ValueError`` when ``ir_incomplete`` does not compute it."""
+    keeping its parameters); ``ValueError`` when ``ir_incomplete`` does not compute it (an unknown
+    name, or a parameter value that only ``ir_measures`` supports, such as ``nDCG(gains=...)``)."""
     if isinstance(measure, IncompleteMeasure):
         return measure
     ours = _by_name().get(getattr(measure, "NAME", None))
     if ours is None:
         names = ", ".join(sorted(_by_name()))
         raise ValueError(f"ir_incomplete does not compute {measure!r}; it computes: {names}")
-    return type(ours)(**measure.params)
+    try:
+        return ours(**measure.params)
+    except ValueError as exc:
+        raise ValueError(f"ir_incomplete does not compute {measure!r}: {exc}") from None
 
 
 def computable(measure) -> bool:
-    """True when ``ir_incomplete`` can compute ``measure`` (ours, or a built-in with a name we implement)."""
-    return isinstance(measure, IncompleteMeasure) or getattr(measure, "NAME", None) in _by_name()
+    """True when ``ir_incomplete`` can compute ``measure``: ours, or a built-in with a name we implement
+    and parameters we support."""
+    if isinstance(measure, IncompleteMeasure):
+        return True
+    if getattr(measure, "NAME", None) not in _by_name():
+        return False
+    try:
+        as_incomplete(measure)
+    except ValueError:
+        return False
+    return True
 
 
 class IncompleteEvaluator(ir_measures.providers.Evaluator):

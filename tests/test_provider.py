@@ -91,9 +91,11 @@ def test_our_provider_computes_plain_infap_when_asked_directly():
 
 
 def test_our_provider_refuses_foreign_measures_when_asked_directly():
-    with pytest.raises(ValueError, match="nDCG"):
-        OURS.calc_aggregate([ir_measures.nDCG @ 10], QRELS, RUN)
-    assert not OURS.supports(ir_measures.nDCG @ 10)
+    with pytest.raises(ValueError, match="ERR"):
+        OURS.calc_aggregate([ir_measures.ERR @ 10], QRELS, RUN)
+    assert not OURS.supports(ir_measures.ERR @ 10)
+    with pytest.raises(ValueError, match="exp-log2"):  # a built-in name, with a value only ir_measures supports
+        OURS.calc_aggregate([ir_measures.nDCG(dcg="exp-log2") @ 10], QRELS, RUN)
 
 
 @pytest.mark.parametrize("text", EXTENDED)

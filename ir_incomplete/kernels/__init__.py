@@ -9,4 +9,6 @@ No pandas and no ir_measures here. One module per measure family:
 * :mod:`ir_incomplete.kernels.ap_family` — AP estimators for incomplete judgments (infAP, …)
 * :mod:`ir_incomplete.kernels.graded_ap` — graded AP family (GAP, xGAP, eGAP)
 * :mod:`ir_incomplete.kernels.ndcg` — DCG machinery, naive nDCG bounds, bootstrapped nDCG sampler
+* :mod:`ir_incomplete.kernels.reference` — trec_eval's AP, nDCG, P, recall, RR, R-prec, counts;
+  condensed lists (``-J``)
 """

@@ -2,6 +2,8 @@
 
 ``ALL_MEASURES`` lists one object per measure; importing :mod:`ir_incomplete` registers them with
 ``ir_measures`` (replacing the entries of built-ins they extend, such as ``infAP``).
+``REFERENCE_MEASURES`` lists the classes of the built-in measures computed natively (``AP``, ``nDCG``,
+``P``, …; :mod:`ir_incomplete.measures.reference`); they are not registered.
 """
 
 from ir_incomplete.measures.ap_family import (
@@ -22,6 +24,7 @@ from ir_incomplete.measures.ap_family import (
 from ir_incomplete.measures.base import NOT_PROVIDED, IncompleteMeasure, Param
 from ir_incomplete.measures.graded_ap import GAP, ExpectedGradedAP, ExtendedGradedAP, GradedAP, eGAP, xGAP
 from ir_incomplete.measures.ndcg import BootNDCG, BootstrappedNDCG, NaiveUpperNDCG, NDCGUpper
+from ir_incomplete.measures.reference import REFERENCE_MEASURES
 from ir_incomplete.measures.sampled import APUpper, PUpper, RBPResidual, infNDCG, iP, iPrec, xinfAP
 
 ALL_MEASURES = [infAP, indAP, subAP, Bpref, Bpref10, RankEff, GAP, xGAP, eGAP, BootNDCG, NDCGUpper]
@@ -32,6 +35,7 @@ __all__ = [
     "Param",
     "NOT_PROVIDED",
     "ALL_MEASURES",
+    "REFERENCE_MEASURES",
     "InfAP",
     "infAP",
     "IndAP",
