@@ -456,7 +456,14 @@ def test_agreement_statistics():
     x = pd.Series({"a": 0.1, "b": 0.2, "c": 0.3})
     y = pd.Series({"c": 0.3, "a": 0.1, "b": 0.25})  # aligned by run name, not position
     assert agreement(x, y) == pytest.approx(
-        {"tau": 1.0, "pearson": pearson([0.1, 0.2, 0.3], [0.1, 0.25, 0.3]), "rmse": math.sqrt(0.05**2 / 3)}
+        {
+            "tau": 1.0,
+            "pearson": pearson([0.1, 0.2, 0.3], [0.1, 0.25, 0.3]),
+            "rmse": math.sqrt(0.05**2 / 3),
+            "tau_ap": 1.0,
+            "spearman": 1.0,
+            "bias": 0.05 / 3,
+        }
     )
     assert math.isnan(pearson([1, 1, 1], [1, 2, 3]))
     with pytest.raises(ValueError, match="different runs"):
@@ -498,7 +505,20 @@ MEASURES = ["AP", "infAP", "Bpref"]
 def test_study_full_level_agrees_with_itself(small_collection):
     runs, qrels = small_collection
     result = robustness_study(runs, qrels, MEASURES, levels=[1.0], repeats=3, seed=1, progress=False)
-    assert list(result.stats.columns) == ["measure", "level", "repeat", "tau", "pearson", "rmse"]
+    assert list(result.stats.columns) == [
+        "measure",
+        "level",
+        "repeat",
+        "tau",
+        "pearson",
+        "rmse",
+        "tau_ap",
+        "spearman",
+        "bias",
+    ]
+    np.testing.assert_allclose(result.stats["tau_ap"], 1.0, atol=1e-12)
+    np.testing.assert_allclose(result.stats["spearman"], 1.0, atol=1e-12)
+    assert (result.stats["bias"].abs() < 1e-12).all()
     assert len(result.stats) == 3 * 3
     np.testing.assert_allclose(result.stats["tau"], 1.0, atol=1e-12)
     np.testing.assert_allclose(result.stats["pearson"], 1.0, atol=1e-12)

@@ -8,7 +8,10 @@ measure's system ranking and values hold. This package does that for any measure
   at least one relevant document kept), :func:`stratified_sample` (the same fraction of every grade),
   :func:`depth_pool`, :func:`mixed_pool` (depth pool plus random extra judgments) and
   :func:`leave_one_group_out`; all seeded, all returning new qrels DataFrames;
-* **compare** (:mod:`~ir_incomplete.robustness.compare`): Kendall τ, Pearson ρ, RMS error, swap rates;
+* **compare** (:mod:`~ir_incomplete.robustness.compare`): Kendall τ, τ_AP, Spearman, Pearson ρ, RMS
+  error, bias, swap rates (absolute or relative to the best score);
+* **significance** (:mod:`~ir_incomplete.robustness.significance`): paired t, bootstrap and randomised
+  Tukey HSD tests between runs, :func:`discriminative_power`, :func:`preference_agreement`;
 * **study** (:mod:`~ir_incomplete.robustness.study`): :func:`robustness_study` runs the whole grid
   (levels × repeats), locally, in processes or on a dask cluster;
 * **plot** (:mod:`~ir_incomplete.robustness.plot`, needs matplotlib): robustness curves and
@@ -26,12 +29,15 @@ Example::
 
 from ir_incomplete.robustness.compare import (
     agreement,
+    bias,
     kendall_tau,
     pearson,
     per_topic_matrix,
     rmse,
+    spearman,
     swap_rate,
     swap_rates,
+    tau_ap,
 )
 from ir_incomplete.robustness.degrade import (
     UNJUDGED_POLICIES,
@@ -44,6 +50,7 @@ from ir_incomplete.robustness.degrade import (
     stratified_sample,
 )
 from ir_incomplete.robustness.plot import plot_robustness, plot_scatter
+from ir_incomplete.robustness.significance import TESTS, discriminative_power, pairwise_tests, preference_agreement
 from ir_incomplete.robustness.study import DEFAULT_LEVELS, METHODS, StudyResult, robustness_study, summarize
 
 __all__ = [
@@ -56,12 +63,19 @@ __all__ = [
     "leave_one_group_out",
     "round_half_up",
     "kendall_tau",
+    "tau_ap",
+    "spearman",
     "pearson",
     "rmse",
+    "bias",
     "agreement",
     "swap_rates",
     "swap_rate",
     "per_topic_matrix",
+    "TESTS",
+    "pairwise_tests",
+    "discriminative_power",
+    "preference_agreement",
     "METHODS",
     "DEFAULT_LEVELS",
     "StudyResult",

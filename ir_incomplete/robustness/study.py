@@ -51,7 +51,8 @@ _RANDOM = ("sample", "stratified", "mixed")
 class StudyResult(NamedTuple):
     """Result of :func:`robustness_study` (unpacks as ``stats, scores, reference``).
 
-    * ``stats``: one row per (measure, level, repeat): ``measure, level, repeat, tau, pearson, rmse``;
+    * ``stats``: one row per (measure, level, repeat): ``measure, level, repeat`` and every statistic of
+      :func:`~ir_incomplete.robustness.agreement` (``tau, pearson, rmse, tau_ap, spearman, bias``);
     * ``scores``: per-run mean scores with degraded judgments: ``measure, level, repeat, run, value,
       reference`` (``reference`` = the value it is compared with, from the full judgments);
     * ``reference``: the full-judgment scores used as references: ``measure, run, value``.
@@ -377,8 +378,7 @@ def robustness_study(
             for mi, label in enumerate(labels):
                 ref = full[mi] if ref_label is None else full[0]
                 est = values[mi]
-                stat = agreement(ref, est)
-                stat_rows.append((label, level, r, stat["tau"], stat["pearson"], stat["rmse"]))
+                stat_rows.append({"measure": label, "level": level, "repeat": r, **agreement(ref, est)})
                 score_parts.append(
                     pd.DataFrame(
                         {
@@ -391,7 +391,7 @@ def robustness_study(
                         }
                     )
                 )
-    stats = pd.DataFrame(stat_rows, columns=["measure", "level", "repeat", "tau", "pearson", "rmse"])
+    stats = pd.DataFrame(stat_rows)  # every statistic of agreement() is a column
     stats.attrs.update({"method": method, "reference": ref_label})
     scores = pd.concat(score_parts, ignore_index=True)
     scores.attrs.update({"method": method, "reference": ref_label})
