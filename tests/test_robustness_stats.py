@@ -385,3 +385,54 @@ def test_preference_agreement_edge_cases(scores):
         preference_agreement(scores, scores.iloc[:, 1:])
     with pytest.raises(ValueError, match="alpha=2 is out of range"):
         preference_agreement(scores, scores, alpha=2)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the Ahlgren & Grönqvist example on Robust04 (reduced)
+# ---------------------------------------------------------------------------------------------------
+def test_bpref10_vs_rankeff_example(robust04, tmp_path, capsys):
+    """The example's first 5 % reduction (the same seed as a full run of the example), with fewer swap
+    draws and bootstrap samples."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("example_bpref10", root / "examples" / "bpref10_vs_rankeff.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    tables = example.experiment(robust04["runs"], robust04["qrels"], levels=[0.05], repeats=1, trials=200, B=200)
+    agreement_table, swaps, power = tables
+    example._print_tables(*tables, repeats=1, subset=50, trials=200, B=200)
+    example._plot(agreement_table, swaps, tmp_path / "plot.png", 10, 1)
+    assert (tmp_path / "plot.png").stat().st_size > 10_000
+    assert "Discriminative power" in capsys.readouterr().out
+    at = agreement_table.set_index(["measure", "level"])
+    # full judgments: the t-test discriminative power is an exact count of the 45 pairs
+    full_power = {"AP": 28, "bpref": 25, "bpref-10": 27, "RankEff": 31, "infAP": 28}
+    for name, count in full_power.items():
+        assert at.loc[(name, 1.0), "power_t"] == count / 45
+        assert at.loc[(name, 1.0), "tau"] == pytest.approx(1.0, abs=1e-12)
+        assert at.loc[(name, 1.0), "tau_ap"] == pytest.approx(1.0, abs=1e-12)
+    # the 5 % reduction: each measure against itself on the full judgments
+    expected = {  # tau, tau_ap, rmse, bias, t-test power
+        "AP": (0.3778, 0.3616, 0.2417, -0.2410, 8 / 45),
+        "bpref": (0.2889, 0.3568, 0.0348, 0.0304, 3 / 45),
+        "bpref-10": (0.6000, 0.5426, 0.2058, 0.2051, 22 / 45),
+        "RankEff": (0.8222, 0.8069, 0.0132, -0.0094, 25 / 45),
+        "infAP": (0.5111, 0.4116, 0.0687, -0.0672, 11 / 45),
+    }
+    for name, values in expected.items():
+        row = at.loc[(name, 0.05)]
+        got = (row["tau"], row["tau_ap"], row["rmse"], row["bias"], row["power_t"])
+        np.testing.assert_allclose(got, values, atol=1e-4, err_msg=name)
+    assert at.xs(0.05, level="level")["tau"].idxmax() == "RankEff"  # the paper's finding: RankEff holds best
+    sw = swaps.set_index(["measure", "level"])
+    np.testing.assert_allclose(sw.loc[("AP", 1.0)].to_numpy(), [0.3846, 0.2238, 0.0886, 0.0056, 0.2198], atol=1e-4)
+    np.testing.assert_allclose(
+        sw.loc[("RankEff", 0.05)].to_numpy(), [0.3765, 0.2046, 0.0856, 0.0187, 0.2663], atol=1e-4
+    )
+    assert sw.loc[("RankEff", 0.05), "all"] < sw.loc[("bpref-10", 0.05), "all"] < sw.loc[("AP", 0.05), "all"]
+    pw = power.set_index(["measure", "level"])
+    assert pw.loc[("bpref", 1.0), "power_bootstrap"] == 23 / 45
+    assert pw.loc[("RankEff", 0.05), "power_bootstrap"] == 23 / 45
+    assert (pw["power_t"] == at["power_t"].reindex(pw.index)).all()
