@@ -192,7 +192,7 @@ def _plot(agreement_table, swaps, path: Path, n_runs: int, repeats: int) -> None
         axes[1].plot(x, sub["tau_ap"], marker="o", markersize=4, label=name)
         sw = swaps[swaps["measure"] == name].sort_values("level")
         axes[2].plot(sw["level"].to_numpy() * 100, sw["all"], marker="o", markersize=4, label=name)
-    titles = ("Kendall τ vs full judgments", "τ_AP vs full judgments", "swap rate (all differences)")
+    titles = ("Kendall τ vs full judgments", "τ_AP vs full judgments", "swap rate, all differences (1st reduction)")
     for ax, title in zip(axes, titles, strict=True):
         ax.set_xscale("log")
         ax.set_xticks([5, 10, 25, 50, 100])
