@@ -502,7 +502,14 @@ def test_agreement_statistics():
     x = pd.Series({"a": 0.1, "b": 0.2, "c": 0.3})
     y = pd.Series({"c": 0.3, "a": 0.1, "b": 0.25})  # aligned by run name, not position
     assert agreement(x, y) == pytest.approx(
-        {"tau": 1.0, "pearson": pearson([0.1, 0.2, 0.3], [0.1, 0.25, 0.3]), "rmse": math.sqrt(0.05**2 / 3)}
+        {
+            "tau": 1.0,
+            "pearson": pearson([0.1, 0.2, 0.3], [0.1, 0.25, 0.3]),
+            "rmse": math.sqrt(0.05**2 / 3),
+            "tau_ap": 1.0,
+            "spearman": 1.0,
+            "bias": 0.05 / 3,
+        }
     )
     assert math.isnan(pearson([1, 1, 1], [1, 2, 3]))
     with pytest.raises(ValueError, match="different runs"):
@@ -548,6 +555,9 @@ def test_study_full_level_agrees_with_itself(small_collection):
     keys = list(agreement([0.1, 0.2, 0.4], [0.1, 0.3, 0.2]))
     assert list(result.stats.columns) == ["measure", "level", "repeat", *keys, "rmse_topic"]
     assert {"tau", "pearson", "rmse"} <= set(keys)
+    np.testing.assert_allclose(result.stats["tau_ap"], 1.0, atol=1e-12)
+    np.testing.assert_allclose(result.stats["spearman"], 1.0, atol=1e-12)
+    assert (result.stats["bias"].abs() < 1e-12).all()
     assert len(result.stats) == 3 * 3
     np.testing.assert_allclose(result.stats["tau"], 1.0, atol=1e-12)
     np.testing.assert_allclose(result.stats["pearson"], 1.0, atol=1e-12)
@@ -763,6 +773,10 @@ def test_plot_robustness_curves(tmp_path, small_collection):
     assert ax.get_ylabel() == "Kendall τ"
     with pytest.raises(ValueError, match="statistic='mae' is not valid"):
         plot_robustness(result.stats, "mae")
+    for statistic in ("tau_ap", "spearman", "bias", "rmse_topic"):  # every column a study reports plots
+        fig = plot_robustness(result.stats, statistic)
+        expected = result.stats[result.stats["measure"] == "infAP"].groupby("level")[statistic].mean()
+        np.testing.assert_allclose(fig.axes[0].get_lines()[1].get_ydata(), expected.to_numpy())
 
 
 def test_plot_scatter(tmp_path):

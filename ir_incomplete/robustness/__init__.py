@@ -10,7 +10,10 @@ measure's system ranking and values hold. This package does that for any measure
   :func:`leave_one_group_out`; all seeded, all returning new qrels DataFrames;
 * **filters** (:mod:`~ir_incomplete.robustness.filters`): the papers' run filters :func:`top_runs`,
   :func:`runs_retrieving`, :func:`runs_above_quartile` and :func:`filter_runs`;
-* **compare** (:mod:`~ir_incomplete.robustness.compare`): Kendall τ, Pearson ρ, RMS error, swap rates;
+* **compare** (:mod:`~ir_incomplete.robustness.compare`): Kendall τ, τ_AP, Spearman, Pearson ρ, RMS
+  error, bias, swap rates (absolute or relative to the best score);
+* **significance** (:mod:`~ir_incomplete.robustness.significance`): paired t, bootstrap and randomised
+  Tukey HSD tests between runs, :func:`discriminative_power`, :func:`preference_agreement`;
 * **study** (:mod:`~ir_incomplete.robustness.study`): :func:`robustness_study` runs the whole grid
   (levels × repeats), locally, in processes or on a dask cluster, including leave-one-group-out
   (``method="logo"``: every run scored without its own group's pool contributions);
@@ -29,12 +32,15 @@ Example::
 
 from ir_incomplete.robustness.compare import (
     agreement,
+    bias,
     kendall_tau,
     pearson,
     per_topic_matrix,
     rmse,
+    spearman,
     swap_rate,
     swap_rates,
+    tau_ap,
 )
 from ir_incomplete.robustness.degrade import (
     UNJUDGED_POLICIES,
@@ -48,6 +54,7 @@ from ir_incomplete.robustness.degrade import (
 )
 from ir_incomplete.robustness.filters import RUN_FILTERS, filter_runs, runs_above_quartile, runs_retrieving, top_runs
 from ir_incomplete.robustness.plot import plot_robustness, plot_scatter
+from ir_incomplete.robustness.significance import TESTS, discriminative_power, pairwise_tests, preference_agreement
 from ir_incomplete.robustness.study import DEFAULT_LEVELS, METHODS, StudyResult, robustness_study, summarize
 
 __all__ = [
@@ -60,8 +67,11 @@ __all__ = [
     "leave_one_group_out",
     "round_half_up",
     "kendall_tau",
+    "tau_ap",
+    "spearman",
     "pearson",
     "rmse",
+    "bias",
     "agreement",
     "swap_rates",
     "swap_rate",
@@ -71,6 +81,10 @@ __all__ = [
     "runs_above_quartile",
     "runs_retrieving",
     "filter_runs",
+    "TESTS",
+    "pairwise_tests",
+    "discriminative_power",
+    "preference_agreement",
     "METHODS",
     "DEFAULT_LEVELS",
     "StudyResult",

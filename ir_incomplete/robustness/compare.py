@@ -1,8 +1,10 @@
 """Agreement between two system rankings, and the swap rate of a measure.
 
-* :func:`kendall_tau`, :func:`pearson`, :func:`rmse`, :func:`agreement`: two per-run score vectors
-  (e.g. mean AP of every run with complete and with degraded judgments). ``pandas.Series`` indexed by run
-  are aligned by run name; plain sequences must have the same length and order.
+* :func:`kendall_tau`, :func:`tau_ap`, :func:`spearman`, :func:`pearson`, :func:`rmse`, :func:`bias`,
+  :func:`agreement`: two per-run score vectors, a *reference* (e.g. mean AP of every run with complete
+  judgments) and an *estimate* (the same runs scored with degraded judgments). ``pandas.Series``
+  indexed by run are aligned by run name; plain sequences must have the same length and order. Only
+  τ_AP and the bias depend on which vector is the reference.
 * :func:`swap_rates` / :func:`swap_rate`: the swap (error) rate of Voorhees & Buckley (SIGIR 2002),
   used by Ahlgren & Grönqvist (IP&M 2008, §6.1) to compare bpref-10 and RankEff: how often two disjoint
   topic sets of the same size order a pair of runs differently.
@@ -15,7 +17,18 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["kendall_tau", "pearson", "rmse", "agreement", "swap_rates", "swap_rate", "per_topic_matrix"]
+__all__ = [
+    "kendall_tau",
+    "tau_ap",
+    "spearman",
+    "pearson",
+    "rmse",
+    "bias",
+    "agreement",
+    "swap_rates",
+    "swap_rate",
+    "per_topic_matrix",
+]
 
 
 def _pair(x, y) -> tuple[np.ndarray, np.ndarray]:
@@ -41,23 +54,89 @@ def _pair(x, y) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def kendall_tau(x, y) -> float:
-    """Kendall's τ between the rankings the two score vectors induce (``scipy.stats.kendalltau``,
-    τ-b: ties in either vector are accounted for). NaN when a vector is constant."""
+def _kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
     from scipy import stats
 
-    a, b = _pair(x, y)
     return float(stats.kendalltau(a, b).statistic)
 
 
-def pearson(x, y) -> float:
-    """Pearson's linear correlation ρ of the two score vectors (NaN when a vector is constant)."""
-    a, b = _pair(x, y)
+def _tau_ap(reference: np.ndarray, estimate: np.ndarray) -> float:
+    n = len(reference)
+    # [j, k]: is run k above run j? In the estimate strictly (above) or tied (tied); in the reference
+    # 1 when above, 1/2 when tied (the expected value over random orderings of the tie), 0 below.
+    above = estimate[None, :] > estimate[:, None]
+    tied = estimate[None, :] == estimate[:, None]
+    np.fill_diagonal(tied, False)
+    correct = (reference[None, :] > reference[:, None]) + 0.5 * (reference[None, :] == reference[:, None])
+    s = above.sum(axis=1)  # runs strictly above j in the estimate
+    g = tied.sum(axis=1) + 1  # size of j's tie group in the estimate
+    c = (correct * above).sum(axis=1)  # correct runs among those strictly above j
+    m = (correct * tied).sum(axis=1)  # correct runs among j's tie-mates
+    share = np.divide(m, g - 1, out=np.zeros(n), where=g > 1)
+    # j falls on each of the g places of its tie group with probability 1/g; at place u (0-based) the
+    # runs above it are the s strictly above plus u random tie-mates, u · share of them correct.
+    u = np.arange(n, dtype=np.float64)[None, :]
+    rank_above = s[:, None] + u
+    terms = np.divide(
+        c[:, None] + u * share[:, None], rank_above, out=np.zeros((n, n)), where=(u < g[:, None]) & (rank_above > 0)
+    )
+    return float(2.0 / (n - 1) * (terms.sum(axis=1) / g).sum() - 1.0)
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    from scipy import stats
+
+    return float(stats.spearmanr(a, b).statistic)
+
+
+def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     if np.ptp(a) == 0 or np.ptp(b) == 0:
         return float("nan")
     from scipy import stats
 
     return float(stats.pearsonr(a, b).statistic)
+
+
+def kendall_tau(x, y) -> float:
+    """Kendall's τ between the rankings the two score vectors induce (``scipy.stats.kendalltau``,
+    τ-b: ties in either vector are accounted for). NaN when a vector is constant."""
+    return _kendall_tau(*_pair(x, y))
+
+
+def tau_ap(reference, estimate) -> float:
+    """AP correlation τ_AP of Yilmaz, Aslam & Robertson (SIGIR 2008) of ``estimate`` against ``reference``.
+
+    Walk the ranking of the runs by ``estimate`` (best first). For the run at rank i > 1, C(i) is the
+    number of the i − 1 runs above it that ``reference`` also ranks above it; then
+
+        τ_AP = 2 / (N − 1) · Σ_{i=2..N} C(i) / (i − 1) − 1,
+
+    1 for identical rankings, −1 for reversed ones, 0 in expectation for a random ranking. Unlike
+    Kendall's τ, a misordered pair costs more near the top of the estimate's ranking, and τ_AP is
+    asymmetric: ``tau_ap(x, y) != tau_ap(y, x)`` in general.
+
+    Ties (equal scores, compared exactly) make the walk undefined; the value returned is the *expected*
+    τ_AP when the runs of every tie, in either vector, are put in a uniformly random order. Without ties
+    this is the formula above. In closed form: a run tied with a run in ``reference`` counts 1/2 in
+    C(i); a run j in a tie group of g runs in ``estimate``, with s runs strictly above the group, takes
+    each of the ranks s + 1, …, s + g with probability 1/g, and at rank s + 1 + u has above it the s
+    runs and u of its g − 1 tie-mates chosen at random. So a constant ``estimate`` gives 0 (where
+    Kendall's τ is NaN), and so does a constant ``reference``.
+    """
+    return _tau_ap(*_pair(reference, estimate))
+
+
+def spearman(x, y) -> float:
+    """Spearman's rank correlation of the two score vectors (``scipy.stats.spearmanr``: Pearson's ρ of
+    the ranks, ties get their average rank). NaN when a vector is constant."""
+    return _spearman(*_pair(x, y))
+
+
+def pearson(x, y) -> float:
+    """Pearson's linear correlation ρ of the two score vectors (NaN when a vector is constant)."""
+    return _pearson(*_pair(x, y))
 
 
 def rmse(x, y) -> float:
@@ -67,9 +146,27 @@ def rmse(x, y) -> float:
     return float(np.sqrt(np.mean((a - b) ** 2)))
 
 
+def bias(reference, estimate) -> float:
+    """Mean signed error mean(estimate − reference): positive when the estimate overrates the runs on
+    average (e.g. a condensed-list measure), negative when it underrates them."""
+    a, b = _pair(reference, estimate)
+    return float(np.mean(b - a))
+
+
 def agreement(x, y) -> dict[str, float]:
-    """``{"tau": …, "pearson": …, "rmse": …}`` of two per-run score vectors."""
-    return {"tau": kendall_tau(x, y), "pearson": pearson(x, y), "rmse": rmse(x, y)}
+    """All agreement statistics of two per-run score vectors, ``x`` the reference and ``y`` the
+    estimate: ``{"tau": …, "pearson": …, "rmse": …, "tau_ap": …, "spearman": …, "bias": …}``
+    (:func:`kendall_tau`, :func:`pearson`, :func:`rmse`, :func:`tau_ap`, :func:`spearman`, :func:`bias`;
+    :func:`~ir_incomplete.robustness.robustness_study` reports every key as a column of its ``stats``)."""
+    a, b = _pair(x, y)
+    return {
+        "tau": _kendall_tau(a, b),
+        "pearson": _pearson(a, b),
+        "rmse": float(np.sqrt(np.mean((a - b) ** 2))),
+        "tau_ap": _tau_ap(a, b),
+        "spearman": _spearman(a, b),
+        "bias": float(np.mean(b - a)),
+    }
 
 
 def per_topic_matrix(per_topic) -> pd.DataFrame:
@@ -97,7 +194,9 @@ def per_topic_matrix(per_topic) -> pd.DataFrame:
     return wide.astype(np.float64)
 
 
-def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_width: float = 0.01) -> pd.DataFrame:
+def swap_rates(
+    per_topic, subset_size: int, trials: int = 1000, seed=0, bin_width: float = 0.01, *, relative: bool = False
+) -> pd.DataFrame:
     """Swap rates by difference bin (Voorhees & Buckley, SIGIR 2002; Ahlgren & Grönqvist 2008, §6.1).
 
     ``per_topic``: per-topic scores of one measure, a tidy ``run/query_id/value`` DataFrame or a
@@ -107,6 +206,11 @@ def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_widt
     the order: d₁ · d₂ < 0 (a zero difference is no swap). Pairs are binned by |d₁| in bins of
     ``bin_width`` ([0, w), [w, 2w), …). Returns one row per non-empty bin: ``bin_low, bin_high,
     comparisons, swaps, swap_rate`` (= swaps / comparisons).
+
+    ``relative=True`` bins the differences relative to the best score, as Ahlgren & Grönqvist do to
+    compare measures whose values have different ranges: |d₁| / M, where M is the highest mean score of
+    any run over all topics (the best run's score), so ``bin_width=0.01`` makes bins of 1 % of the best
+    score. M is in ``table.attrs["best_score"]``. Whether a pair swaps does not depend on the binning.
     """
     from ir_incomplete.robustness.degrade import _check_int, _rng
 
@@ -124,6 +228,14 @@ def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_widt
         raise ValueError(f"need at least 2 runs (got {n_runs})")
     if not (isinstance(bin_width, (int, float)) and not isinstance(bin_width, bool) and bin_width > 0):
         raise ValueError(f"bin_width={bin_width!r} is not valid; expected a number > 0")
+    if not isinstance(relative, (bool, np.bool_)):
+        raise ValueError(f"relative={relative!r} is not valid; expected True or False")
+    best_score = float(values.mean(axis=1).max())
+    scale = 1.0
+    if relative:
+        if not best_score > 0:
+            raise ValueError(f"relative=True needs a best mean score > 0 to divide by (got {best_score!r})")
+        scale = best_score
     rng = _rng(seed)
     comparisons = np.zeros(0, dtype=np.int64)
     swaps = np.zeros(0, dtype=np.int64)
@@ -137,7 +249,7 @@ def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_widt
         second = values[:, perm[:, subset_size : 2 * subset_size]].mean(axis=2)
         d1 = first[i] - first[j]  # pairs × m
         d2 = second[i] - second[j]
-        bins = np.floor(np.abs(d1) / bin_width + 1e-12).astype(np.int64).ravel()
+        bins = np.floor(np.abs(d1) / scale / bin_width + 1e-12).astype(np.int64).ravel()
         swapped = (d1 * d2 < 0).ravel()
         n_bins = int(bins.max()) + 1 if len(bins) else 0
         if n_bins > len(comparisons):
@@ -147,7 +259,7 @@ def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_widt
         swaps[:n_bins] += np.bincount(bins[swapped], minlength=n_bins)
         done += m
     nonempty = np.flatnonzero(comparisons)
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {
             "bin_low": nonempty * bin_width,
             "bin_high": (nonempty + 1) * bin_width,
@@ -156,15 +268,19 @@ def swap_rates(per_topic, subset_size: int, trials: int = 1000, seed=0, bin_widt
             "swap_rate": swaps[nonempty] / comparisons[nonempty],
         }
     )
+    table.attrs.update({"relative": bool(relative), "best_score": best_score})
+    return table
 
 
-def swap_rate(per_topic, subset_size: int, trials: int = 1000, seed=0, min_difference: float = 0.0) -> float:
+def swap_rate(
+    per_topic, subset_size: int, trials: int = 1000, seed=0, min_difference: float = 0.0, *, relative: bool = False
+) -> float:
     """Overall swap rate: swaps / comparisons over all run pairs whose |d₁| ≥ ``min_difference``
-    (see :func:`swap_rates`)."""
+    (see :func:`swap_rates`; with ``relative=True`` the difference is a fraction of the best score)."""
     if not (isinstance(min_difference, (int, float)) and not isinstance(min_difference, bool) and min_difference >= 0):
         raise ValueError(f"min_difference={min_difference!r} is not valid; expected a number >= 0")
     width = 1e-3 if min_difference == 0 else min_difference
-    table = swap_rates(per_topic, subset_size, trials=trials, seed=seed, bin_width=width)
+    table = swap_rates(per_topic, subset_size, trials=trials, seed=seed, bin_width=width, relative=relative)
     table = table[table["bin_low"] >= min_difference - 1e-15]
     total = int(table["comparisons"].sum())
     return float(table["swaps"].sum() / total) if total else float("nan")

@@ -18,7 +18,15 @@ import pandas as pd
 
 __all__ = ["plot_robustness", "plot_scatter", "STATISTICS"]
 
-STATISTICS = {"tau": "Kendall τ", "pearson": "Pearson ρ", "rmse": "RMS error"}
+STATISTICS = {
+    "tau": "Kendall τ",
+    "tau_ap": "τ_AP (AP correlation)",
+    "spearman": "Spearman ρ",
+    "pearson": "Pearson ρ",
+    "rmse": "RMS error",
+    "bias": "bias (estimate − reference)",
+    "rmse_topic": "RMS error per (run, topic)",
+}
 _LEVEL_LABELS = {
     "sample": "fraction of judgments kept",
     "stratified": "fraction of judgments kept (per grade)",

@@ -62,9 +62,9 @@ class StudyResult(NamedTuple):
     """Result of :func:`robustness_study` (unpacks as ``stats, scores, reference``).
 
     * ``stats``: one row per (measure, level, repeat): ``measure, level, repeat``, every statistic
-      :func:`~ir_incomplete.robustness.agreement` returns for the per-run means (``tau, pearson, rmse``,
-      …) and ``rmse_topic``, the RMS error over all (run, topic) pairs of per-topic scores (topics
-      of the full judgments that the degraded judgments keep; NaN when no pair exists);
+      :func:`~ir_incomplete.robustness.agreement` returns for the per-run means (``tau, pearson, rmse,
+      tau_ap, spearman, bias``) and ``rmse_topic``, the RMS error over all (run, topic) pairs of per-topic
+      scores (topics of the full judgments that the degraded judgments keep; NaN when no pair exists);
     * ``scores``: per-run mean scores with degraded judgments: ``measure, level, repeat, run, value,
       reference`` (``reference`` = the value it is compared with, from the full judgments);
     * ``reference``: the full-judgment scores used as references: ``measure, run, value``.
