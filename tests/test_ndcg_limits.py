@@ -99,11 +99,12 @@ def test_moderate_grades_keep_their_values_bit_for_bit():
 
 def test_exp_gain_of_grades_in_the_thousands():
     # one topic, ideal = judged order; a run that returns the ideal ranking has nDCG 1 at any grade size
-    qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [5000, 4000, 3000]})
+    # (up to MAX_INDEXED_GRADE, 4096: larger grades are refused by the measures that index grades by value)
+    qrels = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [4000, 3000, 2000]})
     run = pd.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
     reversed_run = run.assign(score=[1.0, 2.0, 3.0])
     assert ir_incomplete.evaluate(run, qrels, ["NDCGUpper(gain=exp)@3"])["value"].iloc[0] == 1.0
-    # reversed: c, b, a; DCG/2^5000 = 2^-2000 + 2^-1000/log2 3 + 1/log2 4 -> 0.5 / 1 (the rest underflows)
+    # reversed: c, b, a; DCG/2^4000 = 2^-2000 + 2^-1000/log2 3 + 1/log2 4 -> 0.5 / 1 (the rest underflows)
     value = ir_incomplete.evaluate(reversed_run, qrels, ["BootNDCG(gain=exp)@3"])["value"].iloc[0]
     assert value == pytest.approx((1.0 / L4) / 1.0, rel=1e-14)
 
