@@ -1,0 +1,165 @@
+"""Where users already are: the ``ir_measures`` command, signatures, PyTerrier column names, trec_eval
+names, examples that keep the checkout clean and the notebook view."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MEASURES = ["infAP(c=1.5)", "xGAP(g=0.1,0.9)", "BootNDCG(prior=pool+run)@10", "indAP", "nDCG@10"]
+
+
+def _env(**extra):
+    """The environment of a child Python: without PYTHONPATH and our switches unless given in ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in _CLEARED}
+    env.update(extra)
+    return env
+
+
+_CLEARED = ("PYTHONPATH", "IR_INCOMPLETE_AUTOLOAD", "IR_INCOMPLETE_PATCH_PARSERS")
+
+
+@pytest.fixture(scope="module")
+def trec_files(tmp_path_factory):
+    """A small graded qrels file (with pooled-but-unjudged −1 grades) and one run file."""
+    rng = np.random.default_rng(7)
+    d = tmp_path_factory.mktemp("trec")
+    qrels, run = [], []
+    for q in range(1, 5):
+        docs = [f"d{q}_{i:02d}" for i in range(40)]
+        for doc in docs[:30]:
+            qrels.append(f"{q} 0 {doc} {rng.choice([-1, 0, 0, 0, 1, 2])}")
+        for rank, doc in enumerate(rng.permutation(docs)[:25], start=1):
+            run.append(f"{q} Q0 {doc} {rank} {30 - rank + rng.random():.4f} sys")
+    (d / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    (d / "run.txt").write_text("\n".join(run) + "\n")
+    return d / "qrels.txt", d / "run.txt"
+
+
+# ---------------------------------------------------------------------------------------------------
+# the ir_measures command: autoload through a .pth file
+# ---------------------------------------------------------------------------------------------------
+_IR_MEASURES_COMMAND = (
+    "import sys\n"
+    "from importlib.metadata import entry_points\n"
+    "(script,) = entry_points(group='console_scripts', name='ir_measures')\n"
+    "sys.argv = ['ir_measures'] + sys.argv[1:]\n"
+    "sys.exit(script.load()())\n"
+)
+
+
+def _run(python, args, env, cwd):
+    return subprocess.run([python, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_autoload_hook_loads_plugin_on_import_of_ir_measures(tmp_path):
+    code = (
+        "import sys, _ir_incomplete_autoload as hook\n"
+        "assert 'ir_incomplete' not in sys.modules and 'ir_measures' not in sys.modules\n"
+        "assert hook.installed()\n"
+        "import ir_measures\n"
+        "assert 'ir_incomplete' in sys.modules, 'plugin not loaded'\n"
+        "assert not hook.installed(), 'finder left on sys.meta_path'\n"
+        "assert ir_measures.__spec__.loader is ir_measures.__loader__\n"
+        "assert type(ir_measures.__loader__).__name__ != '_LoaderThenPlugin'\n"
+        "print(ir_measures.parse_measure('indAP'))\n"
+    )
+    done = _run(sys.executable, ["-c", code], _env(PYTHONPATH=str(ROOT)), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "indAP\n"
+
+
+@pytest.mark.parametrize("variable", ["IR_INCOMPLETE_AUTOLOAD", "IR_INCOMPLETE_PATCH_PARSERS"])
+def test_autoload_opt_out(tmp_path, variable):
+    code = (
+        "import sys, _ir_incomplete_autoload as hook\n"
+        "assert not hook.installed()\n"
+        "import ir_measures\n"
+        "print('ir_incomplete' in sys.modules)\n"
+    )
+    done = _run(sys.executable, ["-c", code], _env(PYTHONPATH=str(ROOT), **{variable: "0"}), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "False\n"
+
+
+def test_autoload_enabled_reads_both_variables():
+    import _ir_incomplete_autoload as hook
+
+    assert hook.enabled({})
+    assert hook.enabled({"IR_INCOMPLETE_AUTOLOAD": "1"})
+    for value in ("0", "false", "No", " off "):
+        assert not hook.enabled({"IR_INCOMPLETE_AUTOLOAD": value})
+        assert not hook.enabled({"IR_INCOMPLETE_PATCH_PARSERS": value})
+
+
+def _copy_project(dest: Path) -> Path:
+    ignore = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv")
+    shutil.copytree(ROOT, dest, ignore=ignore)
+    return dest
+
+
+def _make_venv(path: Path) -> str:
+    try:
+        venv.EnvBuilder(system_site_packages=True, with_pip=False).create(path)
+    except Exception as exc:  # e.g. no ensurepip/venv support on this Python
+        pytest.skip(f"cannot create a virtual environment: {exc}")
+    python = path / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not python.exists():
+        pytest.skip("cannot create a virtual environment (no interpreter)")
+    return str(python)
+
+
+@pytest.mark.parametrize("editable", [False, True], ids=["regular", "editable"])
+def test_ir_measures_command_after_install(tmp_path, trec_files, editable):
+    """``pip install`` (regular and editable) into a fresh environment; the ``ir_measures`` command then
+    knows our measures and prints exactly what ``ir_incomplete`` prints."""
+    if importlib.util.find_spec("wheel") is None and importlib.util.find_spec("setuptools.command.bdist_wheel") is None:
+        pytest.skip("building without isolation needs the 'wheel' package")
+    project = _copy_project(tmp_path / "project")
+    python = _make_venv(tmp_path / "venv")
+    env = _env()
+    install = [python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
+    install += ["--disable-pip-version-check", "-e" if editable else "--", str(project)]
+    done = subprocess.run(install, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0 and "No module named pip" in done.stderr:
+        pytest.skip("pip is not importable in the new environment")
+    assert done.returncode == 0, done.stderr
+    site = subprocess.run(
+        [python, "-c", "import ir_incomplete, _ir_incomplete_autoload as h; print(ir_incomplete.__file__, h.__file__)"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    expected_root = project if editable else tmp_path / "venv"
+    assert all(Path(p).resolve().is_relative_to(expected_root.resolve()) for p in site.split()), site
+
+    qrels, run = trec_files
+    for options in ([], ["-q"]):
+        args = [str(qrels), str(run), *MEASURES, *options]
+        theirs = _run(python, ["-c", _IR_MEASURES_COMMAND, *args], env, tmp_path)
+        ours = _run(python, ["-m", "ir_incomplete", *args], env, tmp_path)
+        assert theirs.returncode == 0, theirs.stderr
+        assert ours.returncode == 0, ours.stderr
+        if options:  # per query, ir_measures orders lines by its providers' sets of measures (hash order)
+            assert sorted(theirs.stdout.splitlines()) == sorted(ours.stdout.splitlines())
+        else:
+            assert theirs.stdout == ours.stdout
+        assert len(theirs.stdout.splitlines()) == (5 if not options else 5 * 5)
+        values = [float(line.split("\t")[-1]) for line in theirs.stdout.splitlines()]
+        assert len(set(values)) > 2  # real numbers, not a column of zeros
+    off = _run(
+        python, ["-c", _IR_MEASURES_COMMAND, str(qrels), str(run), "indAP"], _env(IR_INCOMPLETE_AUTOLOAD="0"), tmp_path
+    )
+    assert off.returncode != 0 and "indAP" in off.stderr
