@@ -4,7 +4,9 @@ names, examples that keep the checkout clean and the notebook view."""
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
+import pydoc
 import shutil
 import subprocess
 import sys
@@ -144,6 +146,7 @@ def test_ir_measures_command_after_install(tmp_path, trec_files, editable):
     ).stdout
     expected_root = project if editable else tmp_path / "venv"
     assert all(Path(p).resolve().is_relative_to(expected_root.resolve()) for p in site.split()), site
+    assert (Path(site.split()[0]).parent / "py.typed").is_file()
 
     qrels, run = trec_files
     for options in ([], ["-q"]):
@@ -163,3 +166,52 @@ def test_ir_measures_command_after_install(tmp_path, trec_files, editable):
         python, ["-c", _IR_MEASURES_COMMAND, str(qrels), str(run), "indAP"], _env(IR_INCOMPLETE_AUTOLOAD="0"), tmp_path
     )
     assert off.returncode != 0 and "indAP" in off.stderr
+
+
+# ---------------------------------------------------------------------------------------------------
+# signatures
+# ---------------------------------------------------------------------------------------------------
+def test_infap_signature():
+    import ir_incomplete
+    from ir_incomplete.measures.base import UNSET
+
+    sig = inspect.signature(ir_incomplete.infAP)
+    assert list(sig.parameters) == ["rel", "c", "eps", "variant", "cutoff"]
+    assert [p.default for p in sig.parameters.values()] == [1, 2.0, 1e-05, "pool", UNSET]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in sig.parameters.values())
+    assert str(sig).startswith("(*, rel: int = 1, c: float = 2.0, eps: float = 1e-05, variant: Literal['pool', ")
+    assert "(*, rel: int = 1" in pydoc.render_doc(ir_incomplete.infAP)  # what help() shows
+    # an object's own values are the defaults of calling it
+    sig = inspect.signature(ir_incomplete.infAP(c=1.5) @ 10)
+    assert sig.parameters["c"].default == 1.5 and sig.parameters["cutoff"].default == 10
+    assert inspect.signature(ir_incomplete.InfAP) == inspect.signature(ir_incomplete.infAP)
+
+
+@pytest.mark.parametrize("measure", __import__("ir_incomplete").ALL_MEASURES, ids=str)
+def test_every_measure_has_its_signature(measure):
+    from ir_incomplete.measures.base import NOT_PROVIDED, UNSET
+
+    sig = inspect.signature(measure)
+    assert list(sig.parameters) == list(measure.SUPPORTED_PARAMS)
+    for name, param in sig.parameters.items():
+        spec = measure.SUPPORTED_PARAMS[name]
+        own = measure.params.get(name, spec.default)
+        if own is NOT_PROVIDED:
+            assert param.default is (inspect.Parameter.empty if spec.required else UNSET), name
+        else:
+            assert param.default == own, name
+        assert param.annotation is not inspect.Parameter.empty
+    # binding the signature's defaults and calling gives the same measure back
+    bound = {n: p.default for n, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
+    required = [n for n, p in sig.parameters.items() if p.default is inspect.Parameter.empty]
+    example = {"g": (0.1, 0.9)}
+    assert set(required) <= set(example)
+    assert measure(**bound, **{n: example[n] for n in required}) == measure(**{n: example[n] for n in required})
+    sig.bind(**bound, **{n: example[n] for n in required})
+    with pytest.raises(TypeError):
+        sig.bind(1)  # keyword-only, as the measure objects are
+
+
+def test_py_typed_is_shipped():
+    assert (ROOT / "ir_incomplete" / "py.typed").is_file()
+    assert "py.typed" in (ROOT / "setup.cfg").read_text()
