@@ -14,6 +14,7 @@ import venv
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -215,3 +216,59 @@ def test_every_measure_has_its_signature(measure):
 def test_py_typed_is_shipped():
     assert (ROOT / "ir_incomplete" / "py.typed").is_file()
     assert "py.typed" in (ROOT / "setup.cfg").read_text()
+
+
+# ---------------------------------------------------------------------------------------------------
+# PyTerrier column names through ir_measures' default pipeline
+# ---------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def frames():
+    rng = np.random.default_rng(3)
+    qids = np.repeat([f"q{i}" for i in range(6)], 30)
+    docs = np.array([f"d{i}" for i in range(len(qids))])
+    qrels = pd.DataFrame({"query_id": qids, "doc_id": docs, "relevance": rng.choice([-1, 0, 0, 1, 2], len(qids))})
+    run = pd.DataFrame({"query_id": qids, "doc_id": docs, "score": rng.random(len(qids))})
+    pt_qrels = qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
+    pt_run = run.rename(columns={"query_id": "qid", "doc_id": "docno"})
+    return qrels, run, pt_qrels, pt_run
+
+
+def _measures():
+    import ir_measures
+
+    import ir_incomplete
+
+    return [ir_incomplete.infAP(c=1.5), ir_measures.nDCG @ 10, ir_measures.AP, ir_incomplete.indAP]
+
+
+@pytest.mark.parametrize("which", ["qrels", "run", "both"])
+def test_pyterrier_columns_in_ir_measures_calls(frames, which):
+    import ir_measures
+
+    qrels, run, pt_qrels, pt_run = frames
+    q = pt_qrels if which in ("qrels", "both") else qrels
+    r = pt_run if which in ("run", "both") else run
+    before = (q.copy(), r.copy())
+    measures = _measures()
+    expected = ir_measures.calc_aggregate(measures, qrels, run)
+    assert len(set(expected.values())) == len(measures)  # four different, real numbers
+    assert ir_measures.calc_aggregate(measures, q, r) == expected
+    per_query = sorted(ir_measures.iter_calc(measures, qrels, run), key=lambda m: (str(m.measure), m.query_id))
+    got = sorted(ir_measures.iter_calc(measures, q, r), key=lambda m: (str(m.measure), m.query_id))
+    assert got == per_query and len(got) == 6 * len(measures)
+    aggregated, metrics = ir_measures.calc(measures, q, r)
+    assert aggregated == expected and sorted(metrics, key=lambda m: (str(m.measure), m.query_id)) == per_query
+    assert ir_measures.evaluator(measures, q).calc_aggregate(r) == expected
+    assert measures[1].calc_aggregate(q, r) == expected[measures[1]]
+    pd.testing.assert_frame_equal(q, before[0])  # the caller's frames are untouched
+    pd.testing.assert_frame_equal(r, before[1])
+
+
+def test_pyterrier_columns_fail_in_the_unwrapped_pipeline(frames):
+    """What the wrapper fixes: ir_measures' own pipeline rejects PyTerrier's names for built-ins."""
+    import ir_measures
+
+    _, _, pt_qrels, pt_run = frames
+    original = ir_measures.DefaultPipeline._evaluator.__wrapped__
+    with pytest.raises((ValueError, KeyError, AttributeError)):
+        original(_measures(), pt_qrels).calc_aggregate(pt_run)
