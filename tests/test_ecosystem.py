@@ -272,3 +272,70 @@ def test_pyterrier_columns_fail_in_the_unwrapped_pipeline(frames):
     original = ir_measures.DefaultPipeline._evaluator.__wrapped__
     with pytest.raises((ValueError, KeyError, AttributeError)):
         original(_measures(), pt_qrels).calc_aggregate(pt_run)
+
+
+# ---------------------------------------------------------------------------------------------------
+# trec_eval names
+# ---------------------------------------------------------------------------------------------------
+TREC_NAMES = {
+    "P_5": "P@5",
+    "P.5,10": "P@5 P@10",
+    "ndcg_cut_10": "nDCG@10",
+    "ndcg": "nDCG",
+    "map": "AP",
+    "map_cut_10": "AP@10",
+    "recip_rank": "RR",
+    "bpref": "Bpref",
+    "recall_100": "R@100",
+    "success_5": "Success@5",
+    "num_q": "NumQ",
+    "iprec_at_recall_0.10": "IPrec@0.1",
+}
+
+
+@pytest.mark.parametrize("name, canonical", TREC_NAMES.items())
+def test_trec_eval_names_map_to_ir_measures_names(name, canonical):
+    from ir_incomplete.trec_names import trec_eval_equivalent
+
+    assert " ".join(map(str, trec_eval_equivalent(name))) == canonical
+
+
+@pytest.mark.parametrize("name", ["official", "all_trec", "Q_5", "foo", "P_x", "", "a" * 500, None])
+def test_not_trec_eval_names(name):
+    from ir_incomplete.trec_names import trec_eval_equivalent
+
+    assert trec_eval_equivalent(name) is None
+
+
+@pytest.mark.parametrize("name", ["P_5", "ndcg_cut_10", "map", "recip_rank", "bpref"])
+def test_unknown_trec_name_suggests_the_ir_measures_name(name):
+    import ir_measures
+
+    import ir_incomplete
+
+    with pytest.raises(NameError) as info:
+        ir_incomplete.parse(name)
+    message = str(info.value)
+    assert f"did you mean {TREC_NAMES[name]}?" in message
+    assert "\n" not in message and len(message) < 120 and "valid measures" not in message
+    assert info.value.suggestions == tuple(TREC_NAMES[name].split())
+    with pytest.raises(NameError, match="did you mean"):  # through ir_measures too
+        ir_measures.parse_measure(name)
+
+
+def test_cli_accepts_trec_eval_names_with_a_note(trec_files, capsys):
+    from ir_incomplete.cli import main
+
+    qrels, run = map(str, trec_files)
+    assert main([qrels, run, "P_5", "ndcg_cut_10", "map", "P@5"]) == 0
+    trec = capsys.readouterr()
+    assert main([qrels, run, "P@5", "nDCG@10", "AP"]) == 0
+    canonical = capsys.readouterr()
+    assert trec.out == canonical.out and len(trec.out.splitlines()) == 3
+    assert trec.err.splitlines() == [
+        "ir_incomplete: note: reading trec_eval's P_5 as P@5",
+        "ir_incomplete: note: reading trec_eval's ndcg_cut_10 as nDCG@10",
+        "ir_incomplete: note: reading trec_eval's map as AP",
+    ]
+    assert main([qrels, run, "Q_5"]) == 2
+    assert "unknown measure 'Q_5'" in capsys.readouterr().err
