@@ -52,7 +52,7 @@ def trec_eval_message(name: str) -> str | None:
     measures = trec_eval_equivalent(name)
     if not measures:
         return None
-    return f"unknown measure {_quoted(name)}; did you mean {_canonical(measures)}? ({name} is trec_eval's name)"
+    return f"unknown measure {_quoted(name)}; did you mean {_canonical(measures)!r}? ({name} is trec_eval's name)"
 
 
 def trec_eval_note(name: str, measures) -> str:

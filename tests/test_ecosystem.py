@@ -316,7 +316,7 @@ def test_unknown_trec_name_suggests_the_ir_measures_name(name):
     with pytest.raises(NameError) as info:
         ir_incomplete.parse(name)
     message = str(info.value)
-    assert f"did you mean {TREC_NAMES[name]}?" in message
+    assert f"did you mean '{TREC_NAMES[name]}'?" in message
     assert "\n" not in message and len(message) < 120 and "valid measures" not in message
     assert info.value.suggestions == tuple(TREC_NAMES[name].split())
     with pytest.raises(NameError, match="did you mean"):  # through ir_measures too
