@@ -339,3 +339,173 @@ def test_cli_accepts_trec_eval_names_with_a_note(trec_files, capsys):
     ]
     assert main([qrels, run, "Q_5"]) == 2
     assert "unknown measure 'Q_5'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------
+# examples write into the current folder (or --out), never into the checkout unless --docs
+# ---------------------------------------------------------------------------------------------------
+def _write_gz(path: Path, lines) -> None:
+    import gzip
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="module")
+def example_data(tmp_path_factory):
+    """Small stand-ins for ../shared/data/trec-covid-round1 and robust04 (same file layout)."""
+    rng = np.random.default_rng(11)
+    root = tmp_path_factory.mktemp("data")
+    complete, shallow, runs = [], [], {f"sys{i}": [] for i in range(6)}
+    for q in range(1, 6):
+        docs = [f"d{q}_{i:03d}" for i in range(80)]
+        grades = rng.choice([0, 0, 1, 2], len(docs))
+        for i, doc in enumerate(docs[:60]):
+            complete.append(f"{q} 0 {doc} {grades[i]}")
+            if i % 3 == 0:
+                shallow.append(f"{q} 0 {doc} {grades[i]}")
+        for k, name in enumerate(runs):
+            scores = grades * (1 + k / 3) + rng.normal(0, 1, len(docs))
+            order = np.argsort(-scores)[:50]
+            runs[name] += [f"{q} Q0 {docs[j]} {r} {scores[j]:.5f} {name}" for r, j in enumerate(order, start=1)]
+    covid = root / "trec-covid-round1"
+    _write_gz(covid / "qrels.round1.txt.gz", shallow)
+    _write_gz(covid / "qrels.complete-topics1-30.txt.gz", complete)
+    robust = root / "robust04"
+    _write_gz(robust / "qrels.robust04.txt.gz", complete)
+    for name, lines in runs.items():
+        _write_gz(covid / "runs" / f"{name}.gz", lines)
+        _write_gz(robust / "runs" / f"input.{name}.gz", lines)
+    return root
+
+
+def _git_status() -> str | None:
+    try:
+        done = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+EXAMPLES = {
+    "covid_round1.py": (lambda data: ["--data", str(data / "trec-covid-round1")], "covid_round1.png"),
+    "bootstrap_covid.py": (lambda data: [str(data)], "bootstrap_covid_intervals.png"),
+    "robust04_sampling.py": (
+        lambda data: ["--data", str(data / "robust04"), "--repeats", "2", "--n-jobs", "1", "--no-progress"],
+        "robust04_sampling.png",
+    ),
+}
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_examples_write_to_the_current_folder_or_out(tmp_path, example_data, example):
+    pytest.importorskip("matplotlib")
+    before = _git_status()
+    args, figure = EXAMPLES[example]
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    script = str(ROOT / "examples" / example)
+    done = _run(sys.executable, [script, *args(example_data)], _env(PYTHONPATH=str(ROOT), MPLBACKEND="Agg"), cwd)
+    assert done.returncode == 0, done.stderr
+    assert (cwd / figure).stat().st_size > 1000
+    assert f"saved {cwd / figure}" in done.stdout or f"saved {figure}" in done.stdout
+    out = tmp_path / "elsewhere"
+    done = _run(sys.executable, [script, *args(example_data), "--out", str(out)], _env(PYTHONPATH=str(ROOT)), cwd)
+    assert done.returncode == 0, done.stderr
+    assert (out / figure).is_file()
+    if before is None:
+        pytest.skip("not a git checkout: the status of the checkout was not compared")
+    assert _git_status() == before  # nothing written into the checkout (docs/*.png only with --docs)
+
+
+# ---------------------------------------------------------------------------------------------------
+# notebook view: pivot and plot_intervals
+# ---------------------------------------------------------------------------------------------------
+def test_pivot_of_evaluate_tables(frames):
+    import ir_incomplete
+
+    qrels, run, _, _ = frames
+    runs = {"a": run, "b": run.assign(score=-run["score"])}
+    measures = ["infAP(c=1.5)", "AP", "NumRet", "BootNDCG@10"]
+    per_query = ir_incomplete.evaluate(runs, qrels, measures)
+    aggregated = ir_incomplete.evaluate(runs, qrels, measures, per_query=False)
+    before = per_query.copy()
+    view = ir_incomplete.pivot(per_query)
+    pd.testing.assert_frame_equal(per_query, before)
+    assert list(view.index) == ["a", "b"] and list(view.columns) == measures
+    assert view.loc["a", "NumRet"] == len(run)  # counting measures are summed, as evaluate does
+    for row in aggregated.itertuples():
+        assert view.loc[row.run, row.measure] == pytest.approx(row.value, abs=1e-12)
+    pd.testing.assert_frame_equal(ir_incomplete.pivot(aggregated), view)
+    assert "<table" in view._repr_html_()
+
+
+def test_pivot_shows_bootstrap_intervals():
+    import ir_incomplete
+
+    experiment = pd.DataFrame(
+        {
+            "name": ["bm25", "dense"],
+            "map": [0.25, 0.3],
+            "BootNDCG@10": [0.41, 0.5],
+            "BootNDCG@10 p5": [0.37, 0.45],
+            "BootNDCG@10 p95": [0.46, 0.55],
+            "map +": [0, 3],  # pt.Experiment's baseline columns are not measures
+        }
+    )
+    view = ir_incomplete.pivot(experiment, decimals=2)
+    assert view.to_dict() == {
+        "map": {"bm25": "0.25", "dense": "0.30"},
+        "BootNDCG@10": {"bm25": "0.41 [0.37, 0.46]", "dense": "0.50 [0.45, 0.55]"},
+    }
+    tidy = pd.DataFrame(
+        {"run": ["x", "y"], "measure": "BootNDCG@10", "value": [0.5, 0.6], "p95": [0.7, 0.8], "p5": [0.4, 0.5]}
+    )
+    assert ir_incomplete.pivot(tidy)["BootNDCG@10"].tolist() == ["0.5000 [0.4000, 0.7000]", "0.6000 [0.5000, 0.8000]"]
+
+
+def test_pivot_refuses_what_it_cannot_show():
+    import ir_incomplete
+
+    with pytest.raises(TypeError, match="DataFrame"):
+        ir_incomplete.pivot({"run": 1})
+    with pytest.raises(ValueError, match="columns"):
+        ir_incomplete.pivot(pd.DataFrame({"a": [1]}))
+    per_query = pd.DataFrame(
+        {"run": ["x"], "query_id": ["1"], "measure": ["AP"], "value": [0.5], "p5": [0], "p95": [1]}
+    )
+    with pytest.raises(ValueError, match="cannot be averaged"):
+        ir_incomplete.pivot(per_query)
+    twice = pd.DataFrame({"run": ["x", "x"], "measure": ["AP", "AP"], "value": [0.5, 0.4]})
+    with pytest.raises(ValueError, match="row 1: run 'x' and measure 'AP' appear twice"):
+        ir_incomplete.pivot(twice)
+    with pytest.raises(ValueError, match="decimals"):
+        ir_incomplete.pivot(twice, decimals=-1)
+
+
+def test_plot_intervals(tmp_path):
+    pytest.importorskip("matplotlib")
+    import ir_incomplete
+
+    table = pd.DataFrame(
+        {
+            "name": ["bm25", "dense", "splade"],
+            "map": [0.2, 0.3, 0.25],
+            "BootNDCG@10": [0.41, 0.5, 0.45],
+            "BootNDCG@10 p5": [0.37, 0.45, 0.4],
+            "BootNDCG@10 p95": [0.46, 0.55, 0.5],
+        }
+    )
+    path = tmp_path / "intervals.png"
+    ax = ir_incomplete.plot_intervals(table, reference={"bm25": 0.4, "dense": 0.52, "splade": 0.3}, path=path)
+    assert path.stat().st_size > 1000
+    assert ax.get_xlabel() == "BootNDCG@10"  # the measure with an interval is the default
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["bm25", "splade", "dense"]  # sorted by estimate
+    (bars,) = [c for c in ax.containers]
+    segments = bars.lines[2][0].get_segments()
+    assert [tuple(s[:, 0]) for s in segments] == [(0.37, 0.46), (0.4, 0.5), (0.45, 0.55)]
+    ax = ir_incomplete.plot_intervals(table, "map", sort=False)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["bm25", "dense", "splade"]
+    with pytest.raises(ValueError, match="'P@5' is not in the table; its measures: map, BootNDCG@10"):
+        ir_incomplete.plot_intervals(table, "P@5")
