@@ -509,3 +509,13 @@ def test_plot_intervals(tmp_path):
     assert [t.get_text() for t in ax.get_yticklabels()] == ["bm25", "dense", "splade"]
     with pytest.raises(ValueError, match="'P@5' is not in the table; its measures: map, BootNDCG@10"):
         ir_incomplete.plot_intervals(table, "P@5")
+
+
+def test_skip_messages_name_the_shared_data_folder():
+    import conftest
+
+    expected = (
+        r"^\.\./shared/data/not-here is absent \(the real TREC data lives in \.\./shared/data beside the project\)$"
+    )
+    with pytest.raises(pytest.skip.Exception, match=expected):
+        conftest._need(conftest.DATA / "not-here")
