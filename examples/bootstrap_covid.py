@@ -144,7 +144,8 @@ def _figure(replicates: pd.DataFrame, boot: pd.Series, reference: pd.Series, n_t
         reference=reference,
         path=path,
         dpi=80,
-        title=f"TREC-COVID round 1, {n_topics} topics: BootNDCG@10 [p5, p95]; x: nDCG@10, complete qrels",
+        figsize=(7.0, 6.5),
+        title=f"TREC-COVID round 1 ({n_topics} topics): BootNDCG@10 [p5, p95]; x = complete nDCG@10",
     )
     print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
 
