@@ -64,6 +64,8 @@ class _LoaderThenPlugin:
         _load_plugin()
 
     def __getattr__(self, name):  # get_resource_reader, is_package, ... of the real loader
+        if name == "loader":
+            raise AttributeError(name)
         return getattr(self.loader, name)
 
 
