@@ -12,7 +12,8 @@ Both read the tables this package and PyTerrier make, none of which they modify:
   aggregated as ``evaluate(per_query=False)`` does) or aggregated (``run, measure, value``), optionally
   with two ``pNN`` interval columns on aggregated rows;
 * ``pt.Experiment`` aggregate tables (``name`` and one column per measure), with the interval columns
-  of :func:`ir_incomplete.add_bootstrap_intervals`.
+  of :func:`ir_incomplete.add_bootstrap_intervals`, and its per-query tables (``name, qid, measure,
+  value``).
 """
 
 from __future__ import annotations
@@ -44,11 +45,14 @@ def long_form(table) -> pd.DataFrame:
     columns = [str(c) for c in table.columns]
     if {"run", "measure", "value"} <= set(columns):
         return _from_tidy(table)
+    if {"name", "qid", "measure", "value"} <= set(columns) and not {"run", "query_id"} & set(columns):
+        return _from_tidy(table.rename(columns={"name": "run", "qid": "query_id"}))  # pt.Experiment(perquery=True)
     if "name" in columns and not {"qid", "measure", "value"} <= set(columns):
         return _from_experiment(table)
     raise ValueError(
         f"cannot read a results table with columns {columns[:12]}: expected ir_incomplete.evaluate's "
-        "(run, [query_id,] measure, value) or a pt.Experiment aggregate table (name, one column per measure)"
+        "(run, [query_id,] measure, value) or a pt.Experiment table (name, one column per measure; or "
+        "name, qid, measure, value)"
     )
 
 

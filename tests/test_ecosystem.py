@@ -452,6 +452,8 @@ def test_pivot_of_evaluate_tables(frames):
     for row in aggregated.itertuples():
         assert view.loc[row.run, row.measure] == pytest.approx(row.value, abs=1e-12)
     pd.testing.assert_frame_equal(ir_incomplete.pivot(aggregated), view)
+    experiment = per_query.rename(columns={"run": "name", "query_id": "qid"})  # pt.Experiment(perquery=True)
+    pd.testing.assert_frame_equal(ir_incomplete.pivot(experiment), view)
     assert "<table" in view._repr_html_()
 
 
