@@ -10,13 +10,19 @@ on the complete qrels of topics 1–30 (all judgments of rounds 1–5). For each
 * Kendall's τ between the system ranking it induces and the reference ranking (``scipy.stats.kendalltau``),
 * for ``BootNDCG``: the share of per-query reference values inside the bootstrap range [p5, p95].
 
+It also draws ``BootNDCG@10`` per run with the [p5, p95] bootstrap interval of its mean over the
+queries (:func:`ir_incomplete.plot_intervals`) for the 25 runs best on the complete judgments, whose
+nDCG@10 is marked as the reference: ``bootstrap_covid_intervals.png`` in the current folder, or in
+``--out DIR``; ``--docs`` regenerates the project's ``docs/bootstrap_covid_intervals.png``.
+
 Run from the project root (the data live in ``../shared/data``, or pass its folder)::
 
-    python examples/bootstrap_covid.py [DATA_FOLDER]
+    python examples/bootstrap_covid.py [DATA_FOLDER] [--out DIR | --docs] [--runs N]
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -29,7 +35,9 @@ import ir_incomplete
 from ir_incomplete.bootstrap import bootstrap_ndcg
 from ir_incomplete.data import read_trec_qrels, read_trec_run
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+FIGURE = "bootstrap_covid_intervals.png"
 
 ESTIMATORS = [
     ("naive lower", "nDCG@10"),
@@ -54,8 +62,16 @@ def load(data: Path):
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    runs, round1, complete = load(Path(argv[0]) if argv else DEFAULT_DATA)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="folder holding trec-covid-round1/")
+    parser.add_argument("--out", type=Path, default=Path("."), help="folder for the figure (default: current)")
+    parser.add_argument("--docs", action="store_true", help=f"regenerate docs/{FIGURE} of the project")
+    parser.add_argument("--no-png", dest="png", action="store_false", help="do not draw the figure")
+    parser.add_argument("--runs", type=int, default=None, help="only the first N runs (a quick try)")
+    args = parser.parse_args(argv)
+    runs, round1, complete = load(args.data)
+    if args.runs is not None:
+        runs = dict(list(runs.items())[: args.runs])
     print(f"{len(runs)} runs; round-1 qrels: {len(round1)} judgments; complete qrels: {len(complete)}")
 
     reference = ir_incomplete.evaluate(runs, complete, ["nDCG@10"])
@@ -88,11 +104,15 @@ def main(argv=None) -> int:
 
     coverage = {}
     for label, prior in (("BootNDCG pool", "pool"), ("BootNDCG run", "run"), ("BootNDCG pool+run", "pool+run")):
-        summary = bootstrap_ndcg(runs, round1, k=10, prior=prior).summary.set_index(["run", "query_id"])
+        result = bootstrap_ndcg(runs, round1, k=10, prior=prior)
+        summary = result.summary.set_index(["run", "query_id"])
         summary = summary.reindex(reference.index)
         inside = (reference >= summary["p5"] - 1e-12) & (reference <= summary["p95"] + 1e-12)
         coverage[label] = float(inside.mean())
     table["ref in [p5,p95]"] = table["estimator"].map(coverage)
+    if args.png:
+        path = (ROOT / "docs" if args.docs else args.out) / FIGURE
+        _figure(result.replicates, scores.loc[repr(ir_incomplete.parse("BootNDCG@10"))], ref_system, len(topics), path)
 
     print(
         f"reference: nDCG@10 on the complete qrels, mean {ref_system.mean():.4f} over {len(ref_system)} runs, "
@@ -102,6 +122,32 @@ def main(argv=None) -> int:
         print(table.to_string(index=False, na_rep="-"))
     print(f"(all six estimators for {len(runs)} runs x {len(topics)} topics evaluated in {elapsed:.1f} s)")
     return 0
+
+
+def _figure(replicates: pd.DataFrame, boot: pd.Series, reference: pd.Series, n_topics: int, path: Path) -> None:
+    """BootNDCG@10 (pool+run prior) of the 25 runs best on the complete judgments, with the [p5, p95]
+    interval of the bootstrap distribution of each run's mean over queries."""
+    best = reference.sort_values(ascending=False).index[:25]
+    means = replicates.groupby(level="run").mean().loc[best]  # replicate r's mean over the run's queries
+    table = pd.DataFrame(
+        {
+            "run": best,
+            "measure": "BootNDCG@10",
+            "value": boot.groupby(level="run").mean().loc[best].to_numpy(),
+            "p5": np.percentile(means.to_numpy(), 5, axis=1),
+            "p95": np.percentile(means.to_numpy(), 95, axis=1),
+        }
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ir_incomplete.plot_intervals(
+        table,
+        reference=reference,
+        path=path,
+        dpi=80,
+        figsize=(7.0, 6.5),
+        title=f"TREC-COVID round 1 ({n_topics} topics): BootNDCG@10 [p5, p95]; x = complete nDCG@10",
+    )
+    print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
 
 
 if __name__ == "__main__":

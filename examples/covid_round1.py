@@ -9,11 +9,12 @@ systems as the complete-judgment target would).
 
 First the three measures of the official leaderboard (pytrec_eval via ir_measures: MAP, bpref,
 nDCG@10, known τ 0.895, 0.791 and 0.946), then every measure ir_incomplete ships. Saves
-``docs/covid_round1.png`` (round-1 against complete scores for MAP, bpref and nDCG@10).
+``covid_round1.png`` (round-1 against complete scores for MAP, bpref and nDCG@10) in the current
+folder, or in ``--out DIR``; ``--docs`` regenerates the project's ``docs/covid_round1.png`` instead.
 
 Run from the project folder (the data lives in ``../shared/data/trec-covid-round1``)::
 
-    python examples/covid_round1.py [--png docs/covid_round1.png]
+    python examples/covid_round1.py [--out DIR | --docs] [--runs N]
 """
 
 from __future__ import annotations
@@ -102,13 +103,20 @@ def _print(table, title: str) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--png", type=Path, default=ROOT / "docs" / "covid_round1.png")
+    parser.add_argument("--out", type=Path, default=Path("."), help="folder for the figure (default: current)")
+    parser.add_argument("--docs", action="store_true", help="regenerate docs/covid_round1.png of the project")
+    parser.add_argument("--no-png", dest="png", action="store_false", help="do not draw the figure")
+    parser.add_argument("--runs", type=int, default=None, help="only the first N runs (a quick try)")
     args = parser.parse_args(argv)
+    if args.png:
+        args.png = (ROOT / "docs" if args.docs else args.out) / "covid_round1.png"
     start = time.perf_counter()
     if not args.data.exists():
         print(f"{args.data} is absent: nothing to do (the data lives in ../shared/data/trec-covid-round1)")
         return 0
     runs, round1, complete = load(args.data)
+    if args.runs is not None:
+        runs = dict(list(runs.items())[: args.runs])
     print(
         f"TREC-COVID round 1: {len(runs)} runs; round-1 qrels {len(round1)} judgments, complete qrels "
         f"{len(complete)} judgments ({complete['query_id'].nunique()} topics)\n"
@@ -119,6 +127,8 @@ def main(argv=None) -> int:
     for _, row in table.iterrows():
         known = LEADERBOARD[row["measure"]]
         status = "reproduced" if abs(row["tau"] - known) <= 0.001 else "DIFFERS"
+        if args.runs is not None:
+            status = f"known for all runs; {len(runs)} runs here"
         print(f"  {row['measure']:<8} tau = {row['tau']:.4f}  (known {known:.3f}: {status})")
     print()
 

@@ -5,11 +5,12 @@ Each topic's complete judgments are replaced by a uniform random sample of 30 %,
 qrels grade −1), 10 times per level. All 10 runs are scored with AP, bpref, infAP and induced AP (indAP,
 when this version of ir_incomplete ships it) on every sample and compared with AP on the complete
 judgments: Kendall τ of the system rankings, Pearson ρ and RMS error of the MAP values (means over the
-10 samples, ± standard deviation). Prints its own run time and saves ``docs/robust04_sampling.png``.
+10 samples, ± standard deviation). Prints its own run time and saves ``robust04_sampling.png`` in the
+current folder, or in ``--out DIR``; ``--docs`` regenerates the project's ``docs/robust04_sampling.png``.
 
 Run from the project folder (the data lives in ``../shared/data/robust04``)::
 
-    python examples/robust04_sampling.py [--n-jobs 2] [--repeats 10] [--png docs/robust04_sampling.png]
+    python examples/robust04_sampling.py [--n-jobs 2] [--repeats 10] [--out DIR | --docs]
 """
 
 from __future__ import annotations
@@ -29,9 +30,13 @@ def main(argv=None) -> int:
     parser.add_argument("--n-jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--seed", type=int, default=2008)
-    parser.add_argument("--png", type=Path, default=ROOT / "docs" / "robust04_sampling.png")
+    parser.add_argument("--out", type=Path, default=Path("."), help="folder for the figure (default: current)")
+    parser.add_argument("--docs", action="store_true", help="regenerate docs/robust04_sampling.png of the project")
+    parser.add_argument("--no-png", dest="png", action="store_false", help="do not draw the figure")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    if args.png:
+        args.png = (ROOT / "docs" if args.docs else args.out) / "robust04_sampling.png"
 
     start = time.perf_counter()
     if not args.data.exists():

@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 from ir_incomplete.api import evaluate  # noqa: E402
 from ir_incomplete.bootstrap import BootstrapResult, add_bootstrap_intervals, bootstrap_ndcg  # noqa: E402
 from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run  # noqa: E402
+from ir_incomplete.display import pivot, plot_intervals  # noqa: E402
 from ir_incomplete.grammar import MeasureSyntaxError, parse  # noqa: E402
 from ir_incomplete.integration import activate  # noqa: E402
 from ir_incomplete.measures import (  # noqa: E402
@@ -53,6 +54,8 @@ __all__ = [
     "activate",
     "evaluate",
     "parse",
+    "pivot",
+    "plot_intervals",
     "MeasureSyntaxError",
     "provider",
     "IncompleteProvider",

@@ -143,6 +143,7 @@ def split_measure_args(args: Sequence[str]) -> list[str]:
 def _parse_measures(args: Sequence[str]) -> list:
     """Measure objects of the measure arguments, without duplicates, in order (``CliError`` code 2)."""
     from ir_incomplete.grammar import excerpt, parse
+    from ir_incomplete.trec_names import trec_eval_equivalent, trec_eval_note
 
     tokens = split_measure_args(args)
     if not tokens:
@@ -152,6 +153,11 @@ def _parse_measures(args: Sequence[str]) -> list:
         try:
             measure = parse(token)
         except (ValueError, NameError) as exc:
+            trec = trec_eval_equivalent(token)  # trec_eval's names (P_5, ndcg_cut_10, map) are accepted
+            if trec:
+                sys.stderr.write(f"{PROG}: {trec_eval_note(token, trec)}\n")
+                measures.extend(m for m in dict.fromkeys(trec) if m not in measures)
+                continue
             message = _one_line(exc)
             if token not in message and not message.startswith("cannot parse measure"):
                 message = f"measure {excerpt(token, width=60)}: {message}"

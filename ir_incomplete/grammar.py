@@ -636,6 +636,11 @@ def _registry() -> dict:
 def _unknown_measure(name: str, registry: dict) -> UnknownMeasureError:
     import difflib  # only needed on this error path
 
+    from ir_incomplete.trec_names import trec_eval_equivalent, trec_eval_message
+
+    trec = trec_eval_message(name)  # P_5, ndcg_cut_10, map: point to the ir_measures name
+    if trec:
+        return UnknownMeasureError(trec, name=name, suggestions=[str(m) for m in trec_eval_equivalent(name)])
     names = sorted(registry)
     folded = [n for n in names if n.lower() == name.lower()]
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)

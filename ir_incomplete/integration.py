@@ -11,7 +11,10 @@
   …) are not registered: ``ir_measures.AP`` stays the built-in object and the built-in providers keep
   claiming it in the default pipeline (our provider computes it only when asked directly);
 * ``ir_measures.parse_measure`` / ``parse_trec_measure`` are wrapped to fall back on our grammar
-  (opt out with ``IR_INCOMPLETE_PATCH_PARSERS=0`` or ``activate(patch_parsers=False)``).
+  (opt out with ``IR_INCOMPLETE_PATCH_PARSERS=0`` or ``activate(patch_parsers=False)``);
+* the default pipeline (``ir_measures.calc_aggregate``, ``iter_calc``, ``calc``, ``evaluator``) accepts
+  PyTerrier's column names (qrels ``qid/docno/label``, runs ``qid/docno/score``): such a DataFrame is
+  renamed once per call (a new frame; the caller's is not modified) before any provider sees it.
 """
 
 from __future__ import annotations
@@ -81,6 +84,45 @@ def _register_provider():
         pipeline.insert(index, provider)
 
 
+_QREL_RENAMES = {"qid": "query_id", "docno": "doc_id", "label": "relevance"}
+_RUN_RENAMES = {"qid": "query_id", "docno": "doc_id"}
+
+
+def _standard_columns(frame, renames):
+    """``frame`` with PyTerrier's column names replaced by ``ir_measures``' (a new DataFrame), or ``frame``
+    itself when it is not a DataFrame or has nothing to rename."""
+    pandas = sys.modules.get("pandas")
+    if pandas is None or not isinstance(frame, pandas.DataFrame):
+        return frame
+    columns = set(frame.columns)
+    mapping = {old: new for old, new in renames.items() if old in columns and new not in columns}
+    return frame.rename(columns=mapping) if mapping else frame
+
+
+def _accept_pyterrier_columns(pipeline):
+    """Make ``pipeline`` (a FallbackProvider) rename PyTerrier columns of qrels and runs, once per call.
+
+    ``calc_aggregate``, ``calc`` and ``iter_calc`` of a provider all go through its ``_evaluator`` and the
+    evaluator's ``iter_calc``, so wrapping those two covers every entry point."""
+    if getattr(pipeline._evaluator, "_ir_incomplete_columns", False):
+        return
+    original = pipeline._evaluator
+
+    def _evaluator(measures, qrels, _original=original):
+        evaluator = _original(measures, _standard_columns(qrels, _QREL_RENAMES))
+        iter_calc = evaluator.iter_calc
+
+        def iter_calc_any_columns(run, _iter_calc=iter_calc):
+            return _iter_calc(_standard_columns(run, _RUN_RENAMES))
+
+        evaluator.iter_calc = iter_calc_any_columns
+        return evaluator
+
+    _evaluator._ir_incomplete_columns = True
+    _evaluator.__wrapped__ = original
+    pipeline._evaluator = _evaluator
+
+
 def activate(patch_parsers=None):
     """Register measures and provider with ``ir_measures`` (idempotent; ``import ir_incomplete`` calls it).
 
@@ -90,6 +132,7 @@ def activate(patch_parsers=None):
     """
     _register_measures()
     _register_provider()
+    _accept_pyterrier_columns(ir_measures.DefaultPipeline)
     if patch_parsers is None:
         patch_parsers = os.environ.get(PATCH_PARSERS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
     if patch_parsers:

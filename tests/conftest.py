@@ -21,7 +21,10 @@ TREC_EVAL_TEST = DATA / "trec_eval-test"
 
 def _need(path: Path):
     if not path.exists():
-        pytest.skip(f"{path.relative_to(ROOT.parent)} is absent (real data lives in ../shared beside the project)")
+        where = Path("..", path.relative_to(ROOT.parent)).as_posix()
+        if path.is_relative_to(DATA):
+            pytest.skip(f"{where} is absent (the real TREC data lives in ../shared/data beside the project)")
+        pytest.skip(f"{where} is absent (it lives in ../shared beside the project)")
     return path
 
 

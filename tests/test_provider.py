@@ -221,6 +221,7 @@ def test_default_import_patches_parsers():
         print("ok")
     """,
         IR_INCOMPLETE_PATCH_PARSERS="1",
+        IR_INCOMPLETE_AUTOLOAD="0",  # installed, `import ir_measures` would load the plugin before `original =`
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"

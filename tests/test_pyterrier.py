@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-pt = pytest.importorskip("pyterrier", reason="python-terrier is not installed (extra 'pyterrier')")
+pt = pytest.importorskip("pyterrier", reason="pyterrier is not installed (extras 'test' or 'pyterrier')")
 
 import ir_measures  # noqa: E402
 

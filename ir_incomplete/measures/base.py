@@ -14,16 +14,17 @@ matrix (see :mod:`ir_incomplete.data`) to a kernel of :mod:`ir_incomplete.kernel
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 import ir_measures
 from ir_measures.measures.base import _NOT_PROVIDED
 
 NOT_PROVIDED = _NOT_PROVIDED
 
-__all__ = ["Param", "IncompleteMeasure", "NOT_PROVIDED", "canonical_float"]
+__all__ = ["Param", "IncompleteMeasure", "NOT_PROVIDED", "UNSET", "canonical_float"]
 
 
 def canonical_float(value: float) -> float:
@@ -159,6 +160,44 @@ class Param(ir_measures.measures.ParamInfo):
         return True
 
 
+class _Unset:
+    """Signature default of a parameter that has no default value (e.g. no cut-off)."""
+
+    def __repr__(self):
+        return "<unset>"
+
+
+UNSET = _Unset()
+
+
+def _annotation(spec: Param):
+    if spec.kind == "distribution":
+        annotation = tuple[float, ...]
+    elif spec.choices is not NOT_PROVIDED:
+        annotation = Literal[tuple(spec.choices)]
+    else:
+        annotation = spec.dtype
+    return annotation | None if spec.allow_none else annotation
+
+
+class _Signature:
+    """``__signature__`` of measure classes and objects, made from ``SUPPORTED_PARAMS``: keyword-only
+    parameters in canonical order, with their types and defaults (an object's own values are the
+    defaults of calling it, as ``infAP(c=1.5)(rel=2)`` keeps ``c=1.5``)."""
+
+    def __get__(self, measure, cls=None):
+        cls = type(measure) if cls is None else cls
+        params = {} if measure is None else measure.params
+        parameters = []
+        for name, spec in cls.SUPPORTED_PARAMS.items():
+            default = params.get(name, spec.default)
+            if default is NOT_PROVIDED:
+                default = inspect.Parameter.empty if spec.required else UNSET
+            kind = inspect.Parameter.KEYWORD_ONLY
+            parameters.append(inspect.Parameter(name, kind, default=default, annotation=_annotation(spec)))
+        return inspect.Signature(parameters, return_annotation=cls.__name__)
+
+
 class IncompleteMeasure(ir_measures.measures.Measure):
     """Base class of every measure implemented by ``ir_incomplete``.
 
@@ -173,6 +212,7 @@ class IncompleteMeasure(ir_measures.measures.Measure):
     """
 
     _ir_incomplete = True
+    __signature__ = _Signature()
     EXTENSION_PARAMS: tuple[str, ...] | None = None
     SUPPORTED_PARAMS: dict[str, Param] = {}
     SHORT_DESC = ""
@@ -181,6 +221,8 @@ class IncompleteMeasure(ir_measures.measures.Measure):
         owner = self.NAME or type(self).__name__
         clean = {}
         for name, value in params.items():
+            if value is UNSET:  # a signature default: the parameter is not given
+                continue
             spec = self.SUPPORTED_PARAMS.get(name)
             if spec is None:
                 valid = ", ".join(self._param_names_for_errors())

@@ -1,0 +1,222 @@
+"""Compact views of result tables for notebooks and papers.
+
+* :func:`pivot` — runs × measures. A bootstrap interval is shown in the cell as ``0.4100 [0.3700, 0.4600]``
+  when the table carries one (the ``"BootNDCG@10 p5"``/``"BootNDCG@10 p95"`` columns that
+  :func:`ir_incomplete.add_bootstrap_intervals` adds, or ``pNN`` columns of a tidy table).
+* :func:`plot_intervals` — per-run point estimates with their bootstrap intervals (matplotlib, imported
+  when called), optionally with a reference value per run.
+
+Both read the tables this package and PyTerrier make, none of which they modify:
+
+* :func:`ir_incomplete.evaluate` results, per query (``run, query_id, measure, value``; the values are
+  aggregated as ``evaluate(per_query=False)`` does) or aggregated (``run, measure, value``), optionally
+  with two ``pNN`` interval columns on aggregated rows;
+* ``pt.Experiment`` aggregate tables (``name`` and one column per measure), with the interval columns
+  of :func:`ir_incomplete.add_bootstrap_intervals`, and its per-query tables (``name, qid, measure,
+  value``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from ir_incomplete._lazy import pandas as pd
+
+__all__ = ["pivot", "plot_intervals", "long_form"]
+
+_PCT = re.compile(r"p(\d+(?:\.\d+)?)")
+_WIDE_PCT = re.compile(r"(.+) p(\d+(?:\.\d+)?)")
+
+
+def _interval_pair(names: Sequence[str]) -> tuple[str, str] | None:
+    """The lowest and highest of the ``pNN`` names in ``names`` (``None`` when fewer than two)."""
+    found = sorted((float(_PCT.fullmatch(n).group(1)), n) for n in names if _PCT.fullmatch(str(n)))
+    return (found[0][1], found[-1][1]) if len(found) >= 2 else None
+
+
+def long_form(table) -> pd.DataFrame:
+    """``table`` as one row per (run, measure): columns ``run, measure, value, lower, upper`` (NaN bounds
+    where there is no interval), runs and measures in their order of appearance."""
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"expected a DataFrame of results, not {type(table).__name__}")
+    columns = [str(c) for c in table.columns]
+    if {"run", "measure", "value"} <= set(columns):
+        return _from_tidy(table)
+    if {"name", "qid", "measure", "value"} <= set(columns) and not {"run", "query_id"} & set(columns):
+        return _from_tidy(table.rename(columns={"name": "run", "qid": "query_id"}))  # pt.Experiment(perquery=True)
+    if "name" in columns and not {"qid", "measure", "value"} <= set(columns):
+        return _from_experiment(table)
+    raise ValueError(
+        f"cannot read a results table with columns {columns[:12]}: expected ir_incomplete.evaluate's "
+        "(run, [query_id,] measure, value) or a pt.Experiment table (name, one column per measure; or "
+        "name, qid, measure, value)"
+    )
+
+
+def _from_tidy(table) -> pd.DataFrame:
+    pair = _interval_pair([c for c in table.columns if isinstance(c, str)])
+    if "query_id" in table.columns:
+        if pair is not None:
+            raise ValueError(
+                f"per-query interval columns {pair[0]}/{pair[1]} cannot be averaged into a run's interval; "
+                "pass an aggregated table (one row per run and measure)"
+            )
+        from ir_incomplete.api import _aggregate
+        from ir_incomplete.grammar import parse
+
+        names = list(dict.fromkeys(table["measure"].astype(str)))
+        measures = []
+        for name in names:
+            try:
+                measures.append(parse(name))
+            except (ValueError, NameError):  # not a measure string: a plain mean
+                pass
+        frame = table[["run", "query_id", "measure", "value"]].assign(measure=table["measure"].astype(str))
+        out = _aggregate(frame, measures)
+        out["lower"] = np.nan
+        out["upper"] = np.nan
+        return out[["run", "measure", "value", "lower", "upper"]]
+    duplicated = table.duplicated(["run", "measure"])
+    if duplicated.any():
+        row = int(np.flatnonzero(duplicated.to_numpy())[0])
+        raise ValueError(
+            f"row {row}: run {table['run'].iloc[row]!r} and measure {table['measure'].iloc[row]!r} appear twice "
+            "(a per-query table needs its query_id column)"
+        )
+    out = pd.DataFrame(
+        {
+            "run": table["run"].to_numpy(),
+            "measure": table["measure"].astype(str).to_numpy(),
+            "value": table["value"].to_numpy(dtype=np.float64),
+        }
+    )
+    out["lower"] = table[pair[0]].to_numpy(dtype=np.float64) if pair else np.nan
+    out["upper"] = table[pair[1]].to_numpy(dtype=np.float64) if pair else np.nan
+    return out
+
+
+def _from_experiment(table) -> pd.DataFrame:
+    columns = [c for c in table.columns if c != "name"]
+    bounds: dict[str, list[str]] = {}
+    for c in columns:
+        match = _WIDE_PCT.fullmatch(str(c))
+        if match and match.group(1) in columns:
+            bounds.setdefault(match.group(1), []).append(f"p{match.group(2)}")
+    # interval columns and pt.Experiment's baseline columns ("map +", "map p-value", ...) follow a measure
+    measures = [c for c in columns if not any(str(c).startswith(f"{m} ") for m in columns if m != c)]
+    frames = []
+    for measure in measures:
+        pair = _interval_pair(bounds.get(measure, []))
+        frame = pd.DataFrame(
+            {
+                "run": table["name"].to_numpy(),
+                "measure": str(measure),
+                "value": pd.to_numeric(table[measure], errors="coerce").to_numpy(dtype=np.float64),
+                "lower": table[f"{measure} {pair[0]}"].to_numpy(dtype=np.float64) if pair else np.nan,
+                "upper": table[f"{measure} {pair[1]}"].to_numpy(dtype=np.float64) if pair else np.nan,
+            }
+        )
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    order = {run: i for i, run in enumerate(dict.fromkeys(table["name"].tolist()))}
+    return out.sort_values("run", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+
+
+def pivot(table, decimals: int = 4) -> pd.DataFrame:
+    """Runs × measures view of a results table (rows: runs, columns: measures, in order of appearance).
+
+    Without interval columns the cells are the numbers themselves (a float DataFrame, which Jupyter
+    shows as an HTML table). With them, every cell is text with ``decimals`` places and the measures
+    that have an interval read ``value [lower, upper]``, e.g. ``0.4100 [0.3700, 0.4600]``.
+    """
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"decimals must be an integer >= 0, not {decimals!r}")
+    long = long_form(table)
+    runs = list(dict.fromkeys(long["run"].tolist()))
+    measures = list(dict.fromkeys(long["measure"].tolist()))
+    values = long.pivot(index="run", columns="measure", values="value").reindex(index=runs, columns=measures)
+    values.columns.name = "measure"
+    if long["lower"].isna().all():
+        return values
+    lower = long.pivot(index="run", columns="measure", values="lower").reindex(index=runs, columns=measures)
+    upper = long.pivot(index="run", columns="measure", values="upper").reindex(index=runs, columns=measures)
+    text = pd.DataFrame(index=values.index, columns=values.columns, dtype=object)
+    for measure in measures:
+        v, lo, hi = values[measure], lower[measure], upper[measure]
+        cells = v.map(lambda x: "" if pd.isna(x) else f"{x:.{decimals}f}")
+        has = lo.notna() & hi.notna() & v.notna()
+        cells[has] = [
+            f"{x:.{decimals}f} [{a:.{decimals}f}, {b:.{decimals}f}]"
+            for x, a, b in zip(v[has], lo[has], hi[has], strict=True)
+        ]
+        text[measure] = cells
+    return text
+
+
+def plot_intervals(
+    table,
+    measure: str | None = None,
+    *,
+    reference=None,
+    sort: bool = True,
+    ax=None,
+    title: str | None = None,
+    path=None,
+    dpi: int = 100,
+    figsize=None,
+):
+    """Per-run point estimates of ``measure`` with their bootstrap intervals, one row per run.
+
+    ``measure``: a measure of ``table`` (default: the first one with an interval, else the first).
+    ``reference``: optional values per run (a ``Series``/dict indexed by run name, e.g. the same measure
+    on complete judgments), drawn as crosses. ``sort``: order runs by their point estimate. Draws on
+    ``ax`` or on a new ``matplotlib.figure.Figure`` (no pyplot state), writes a PNG to ``path`` when
+    given and returns the ``Axes``.
+    """
+    long = long_form(table)
+    measures = list(dict.fromkeys(long["measure"].tolist()))
+    if measure is None:
+        with_interval = long.loc[long["lower"].notna(), "measure"]
+        measure = with_interval.iloc[0] if len(with_interval) else measures[0]
+    elif str(measure) not in measures:
+        raise ValueError(f"measure {str(measure)!r} is not in the table; its measures: {', '.join(measures)}")
+    rows = long[long["measure"] == str(measure)].reset_index(drop=True)
+    if sort:
+        rows = rows.sort_values("value", kind="stable").reset_index(drop=True)
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        size = figsize or (6.0, 1.0 + 0.22 * len(rows))
+        fig = Figure(figsize=size, layout="constrained")
+        ax = fig.add_subplot()
+    y = np.arange(len(rows))
+    has = rows["lower"].notna() & rows["upper"].notna()
+    if has.any():
+        err = np.vstack([(rows["value"] - rows["lower"])[has], (rows["upper"] - rows["value"])[has]])
+        ax.errorbar(
+            rows["value"][has],
+            y[has],
+            xerr=np.clip(err, 0, None),
+            fmt="o",
+            ms=4,
+            capsize=2,
+            label="estimate [interval]",
+        )
+    if (~has).any():
+        ax.plot(rows["value"][~has], y[~has], "o", ms=4, label="estimate")
+    if reference is not None:
+        ref = pd.Series(reference, dtype=np.float64).reindex(rows["run"].to_numpy())
+        ax.plot(ref.to_numpy(), y, "x", color="black", ms=5, label="reference")
+    ax.set_yticks(y)
+    ax.set_yticklabels([str(r) for r in rows["run"]], fontsize=7)
+    ax.set_xlabel(str(measure))
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(title if title is not None else f"{measure} per run", fontsize=9)
+    if reference is not None or has.any():
+        ax.legend(fontsize=7, loc="lower right")
+    if path is not None:
+        ax.figure.savefig(path, dpi=dpi)
+    return ax
