@@ -13,14 +13,18 @@ The measure definition (formula, priors, conventions, random numbers) is
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import Qrels, rank_runs
 from ir_incomplete.kernels import ndcg as kernels
 from ir_incomplete.measures.ndcg import MAX_REPLICATE_CELLS, BootNDCG, BootstrappedNDCG, canonical_stat, statistic
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from ir_incomplete._lazy import pandas as pd
 
 __all__ = ["BootstrapResult", "bootstrap_ndcg", "add_bootstrap_intervals"]
 
@@ -36,7 +40,7 @@ class BootstrapResult(NamedTuple):
     ``BootNDCG`` object whose settings produced them (its string names the configuration).
     """
 
-    replicates: pd.DataFrame
+    replicates: pd.DataFrame | None
     summary: pd.DataFrame
     measure: BootstrappedNDCG
 
@@ -52,8 +56,8 @@ def _percentile_names(percentiles: Sequence[float]) -> list[str]:
 
 
 def bootstrap_ndcg(
-    run,
-    qrels,
+    run: Any,
+    qrels: Any,
     k: int = 10,
     prior: str = "pool+run",
     b: int = 1000,
@@ -231,9 +235,9 @@ def _check_value(label: str, name: str, where: str, table_value, ours: float) ->
 
 def add_bootstrap_intervals(
     table: pd.DataFrame,
-    systems,
-    qrels,
-    topics=None,
+    systems: dict[str, Any] | Iterable[Any],
+    qrels: Any,
+    topics: pd.DataFrame | None = None,
     percentiles: Sequence[float] = (5, 95),
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
@@ -334,10 +338,10 @@ def add_bootstrap_intervals(
             for name, value in zip(out["name"].astype(str), out[label], strict=True):
                 table_values.setdefault(name, value)
             n_queries = int(evaluated.sum())
-            for i, name in enumerate(ranked.run_names):
+            for run_no, name in enumerate(ranked.run_names):
                 if not n_queries:
                     continue
-                mine = np.flatnonzero((ranked.run_of_row == i) & evaluated[ranked.topic_of_row])
+                mine = np.flatnonzero((ranked.run_of_row == run_no) & evaluated[ranked.topic_of_row])
                 total = np.zeros(measure.get("b"), dtype=np.float64)
                 point = 0.0
                 for _rows, block in measure.replicate_blocks(ranked, judged, setup, rows=mine):

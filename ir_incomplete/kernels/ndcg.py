@@ -167,7 +167,7 @@ def ideal_dcg(grade_counts: np.ndarray, cutoff: int | None, gains: np.ndarray) -
     return _sum_columns(_gains_of(gains, grade), discounts(depth))
 
 
-def dcg(codes: np.ndarray, gains: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
+def dcg(codes: np.ndarray, gains: np.ndarray | RowGains, extra: np.ndarray | None = None) -> np.ndarray:
     """DCG per row of a code matrix: judged grades (codes ≥ 0) earn ``gains[grade]``, every other code 0.
 
     ``extra`` (``[rows × k]`` grades, optional) adds ``gains[extra]`` at each cell — the grades that a
@@ -184,7 +184,9 @@ def dcg(codes: np.ndarray, gains: np.ndarray, extra: np.ndarray | None = None) -
     return out
 
 
-def ndcg(codes: np.ndarray, idcg: np.ndarray, gains: np.ndarray, extra: np.ndarray | None = None) -> np.ndarray:
+def ndcg(
+    codes: np.ndarray, idcg: np.ndarray, gains: np.ndarray | RowGains, extra: np.ndarray | None = None
+) -> np.ndarray:
     """``DCG / IDCG`` per row (0 where IDCG = 0); see :func:`dcg` for ``extra``."""
     return _divide(dcg(codes, gains, extra), idcg)
 
@@ -269,7 +271,7 @@ def bootstrap_replicates(
     idcg: np.ndarray,
     prior: np.ndarray,
     reservoir: np.ndarray,
-    gains: np.ndarray,
+    gains: np.ndarray | RowGains,
     group: np.ndarray,
     draws: Callable[[int, int], np.ndarray],
     b: int,

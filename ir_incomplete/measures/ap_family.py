@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+from ir_measures.measures import ParamInfo
 from ir_measures.measures.bpref import _Bpref
 from ir_measures.measures.infap import _infAP
 
@@ -62,7 +63,7 @@ class InfAP(IncompleteMeasure, _infAP):
     NAME = "infAP"
     PRETTY_NAME = "Inferred Average Precision"
     SHORT_DESC = "AP estimated from a judged sample of the pool (trec_eval infAP, with smoothing c)."
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "rel": REL_PARAM,
         "c": Param(
             float,
@@ -127,7 +128,7 @@ class IndAP(IncompleteMeasure):
         "AP on the ranking with unjudged documents removed "
         "(pool: only pooled-but-unjudged; original: all, = trec_eval -J map)."
     )
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "rel": REL_PARAM,
         "variant": Param(
             str,
@@ -183,7 +184,7 @@ class SubAP(IncompleteMeasure):
         "Expected AP when each unpooled document is judged (nonrelevant) with probability p; "
         "between indAP original (p=0) and pool (p=1)."
     )
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "p": Param(
             float,
             default=NOT_PROVIDED,
@@ -246,7 +247,7 @@ class BprefMeasure(IncompleteMeasure, _Bpref):
     SHORT_DESC = (
         "Fraction of judged nonrelevant documents (of the first R) ranked below each relevant one; unjudged ignored."
     )
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "rel": REL_PARAM,
         "variant": Param(
             str, default="trec_eval", choices=kernels.BPREF_VARIANTS, desc=_BPREF_VARIANT_DESC.format(cap="R")
@@ -301,7 +302,7 @@ class Bpref10Measure(IncompleteMeasure):
         "bpref-10: first R+10 judged nonrelevant count; default trec_eval 8.1's min(N, R+10), "
         "papers' R+10 = variant=paper."
     )
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "rel": REL_PARAM,
         "variant": Param(
             str, default="trec_eval", choices=kernels.BPREF_VARIANTS, desc=_BPREF_VARIANT_DESC.format(cap="R+10")
@@ -342,7 +343,7 @@ class RankEffMeasure(IncompleteMeasure):
         "Fraction of (relevant, judged nonrelevant) pairs ranked correctly; "
         "unretrieved nonrelevant count as ranked last."
     )
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "rel": REL_PARAM,
         "cutoff": Param(
             int, default=NOT_PROVIDED, minimum=1, desc="ranking cut-off k: documents past rank k count as not retrieved"

@@ -3,8 +3,11 @@ the kernels are in :mod:`ir_incomplete.kernels.graded_ap`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, ClassVar
+
 import ir_measures
 import numpy as np
+from ir_measures.measures import ParamInfo
 
 from ir_incomplete.kernels import graded_ap as kernels
 from ir_incomplete.measures.ap_family import CUTOFF_PARAM
@@ -45,13 +48,22 @@ _CONVENTIONS = """
 """
 
 
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class _Kernel(Protocol):
+        """``kernels.graded_ap`` and its siblings: ``(codes, grade_counts per row, g) -> values``."""
+
+        def __call__(self, codes: np.ndarray, grade_counts: np.ndarray, g: Any, /) -> np.ndarray: ...
+
+
 class _GradedFamily(IncompleteMeasure):
     """Shared parameters, validation and computation of GAP, xGAP and eGAP."""
 
-    SUPPORTED_PARAMS = {"g": G_PARAM, "unjudged": UNJUDGED_PARAM, "cutoff": CUTOFF_PARAM}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"g": G_PARAM, "unjudged": UNJUDGED_PARAM, "cutoff": CUTOFF_PARAM}
     EXTENSION_PARAMS = None
     EXAMPLE = ""
-    _KERNEL = None
+    _KERNEL: ClassVar[_Kernel]  # set by each measure
 
     def __init__(self, **params):
         if params.get("g") is None:

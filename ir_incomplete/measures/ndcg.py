@@ -22,6 +22,7 @@ import re
 from typing import Any, NamedTuple
 
 import numpy as np
+from ir_measures.measures import ParamInfo
 
 from ir_incomplete.data import POOLED_UNJUDGED
 from ir_incomplete.kernels import ndcg as kernels
@@ -143,6 +144,7 @@ class _CutoffAlwaysShown(IncompleteMeasure):
     """The cut-off has a default (10) but is always part of the canonical string (``BootNDCG@10``)."""
 
     EXTENSION_PARAMS = None
+    NAME: str  # every concrete subclass names itself
 
     def _default(self, name: str) -> Any:
         return self.SUPPORTED_PARAMS[name].default
@@ -176,6 +178,7 @@ class _CutoffAlwaysShown(IncompleteMeasure):
         judged_counts = np.bincount(rows * n_grades + codes[judged], minlength=codes.shape[0] * n_grades).reshape(
             codes.shape[0], n_grades
         )
+        gains: np.ndarray | kernels.RowGains
         gains = kernels.topic_gain_table(qrels.grade_counts, max(n_grades, ECIR23_LEVELS), self.get("gain"))
         idcg = ranked.per_topic(kernels.ideal_dcg(qrels.grade_counts, self.get("cutoff"), gains))
         if gains.ndim == 2:  # exp gain of grades > 960: one scaled table per topic, see topic_gain_table
@@ -222,7 +225,7 @@ class NaiveUpperNDCG(_CutoffAlwaysShown):
         "Comparable naive upper bound of nDCG@k: unjudged top-k documents take the best "
         "remaining judged grades (Frobe et al. 2023)."
     )
-    SUPPORTED_PARAMS = {"gain": GAIN_PARAM, "cutoff": CUTOFF_PARAM}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"gain": GAIN_PARAM, "cutoff": CUTOFF_PARAM}
 
     def compute(self, ranked, qrels):
         codes, unjudged, topic_counts, judged_counts, gains, idcg = self._inputs(ranked, qrels)
@@ -306,7 +309,7 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
         "2023); value = most likely replicate or a percentile."
     )
     EXAMPLE = "BootNDCG(prior=pool,stat=p95)@10"
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "prior": Param(
             str,
             default="pool+run",

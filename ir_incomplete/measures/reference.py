@@ -27,6 +27,7 @@ Conventions shared by every measure (trec_eval 9, as pytrec_eval):
 from __future__ import annotations
 
 import numpy as np
+from ir_measures.measures import ParamInfo
 from ir_measures.measures.ap import _AP
 from ir_measures.measures.judged import _Judged
 from ir_measures.measures.ndcg import _nDCG
@@ -95,7 +96,7 @@ class AveragePrecision(ReferenceMeasure, _AP):
     Relevant documents not retrieved (or past k) contribute 0; the divisor is R also for ``@k``.
     """
 
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _REL, "judged_only": _JUDGED_ONLY}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"cutoff": _CUTOFF, "rel": _REL, "judged_only": _JUDGED_ONLY}
 
     def compute(self, ranked, qrels):
         return kernels.average_precision(self.ranking(ranked), self.n_relevant(ranked, qrels), self.get("rel"))
@@ -142,7 +143,7 @@ class NDCG(ReferenceMeasure, _nDCG):
     ``dcg=log2`` only (other values stay with ``ir_measures``).
     """
 
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "cutoff": _CUTOFF,
         "dcg": Param(str, default="log2", choices=("log2",), desc="DCG formulation (log2: trec_eval)"),
         "gains": GainsParam(),
@@ -165,7 +166,7 @@ class Precision(ReferenceMeasure, _P):
     The divisor is k also when fewer than k documents are retrieved (or kept by ``judged_only``).
     """
 
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF_REQUIRED, "rel": _REL, "judged_only": _JUDGED_ONLY}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"cutoff": _CUTOFF_REQUIRED, "rel": _REL, "judged_only": _JUDGED_ONLY}
 
     def compute(self, ranked, qrels):
         return kernels.precision(self.ranking(ranked), self.get("cutoff"), self.get("rel"))
@@ -177,7 +178,7 @@ class Recall(ReferenceMeasure, _R):
     R@k = |{i ≤ k : grade(i) ≥ rel}| / R                             (R = 0 → 0)
     """
 
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF_REQUIRED, "rel": _REL, "judged_only": _JUDGED_ONLY}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"cutoff": _CUTOFF_REQUIRED, "rel": _REL, "judged_only": _JUDGED_ONLY}
 
     def compute(self, ranked, qrels):
         return kernels.recall(self.ranking(ranked), self.n_relevant(ranked, qrels), self.get("rel"))
@@ -191,7 +192,7 @@ class ReciprocalRank(ReferenceMeasure, _RR):
     pytrec_eval has no cut-off for it; ``RR@k`` is ``recip_rank`` of the ranking cut at k.
     """
 
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF, "rel": _REL, "judged_only": _JUDGED_ONLY}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"cutoff": _CUTOFF, "rel": _REL, "judged_only": _JUDGED_ONLY}
 
     def compute(self, ranked, qrels):
         return kernels.reciprocal_rank(self.ranking(ranked), self.get("rel"))
@@ -205,7 +206,7 @@ class RPrecision(ReferenceMeasure, _Rprec):
     The divisor is R also when fewer than R documents are retrieved.
     """
 
-    SUPPORTED_PARAMS = {"rel": _REL, "judged_only": _JUDGED_ONLY}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"rel": _REL, "judged_only": _JUDGED_ONLY}
 
     def compute(self, ranked, qrels):
         return kernels.r_precision(self.ranking(ranked), self.n_relevant(ranked, qrels), self.get("rel"))
@@ -222,7 +223,7 @@ class JudgedRate(ReferenceMeasure, _Judged):
     tied documents straddle rank k.
     """
 
-    SUPPORTED_PARAMS = {"cutoff": _CUTOFF}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"cutoff": _CUTOFF}
 
     def compute(self, ranked, qrels):
         return kernels.judged_rate(self.ranking(ranked))
@@ -233,7 +234,7 @@ class NumRetrieved(ReferenceMeasure, _NumRet):
     retrieved relevant documents, ``NumRet(rel=r)`` (trec_eval ``num_rel_ret``; ``NumRelRet`` is
     ``NumRet(rel=1)``). Aggregated as the sum over queries."""
 
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "rel": Param(
             int,
             default=NOT_PROVIDED,
@@ -251,7 +252,7 @@ class NumRelevant(ReferenceMeasure, _NumRel):
     grade ≥ rel, whatever the run retrieved. Aggregated as the sum over queries; a query the run does
     not answer gets 0 (as ``ir_measures``)."""
 
-    SUPPORTED_PARAMS = {"rel": _REL}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"rel": _REL}
 
     def compute(self, ranked, qrels):
         return self.n_relevant(ranked, qrels).astype(np.float64)

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import ir_measures
 import numpy as np
+from ir_measures.measures import ParamInfo
 
 from ir_incomplete.data import PAD
 from ir_incomplete.kernels import sampled as kernels
@@ -97,6 +98,8 @@ class _NeedsK(_SampledMeasure):
     """A measure whose ``@`` parameter is required (``iP@10``); the registry object (:meth:`_family`)
     names the family, like ``ir_measures``' ``P``, and cannot be computed."""
 
+    EXAMPLE: str  # set by every subclass (the measure string shown in the missing cut-off error)
+
     @classmethod
     def _family(cls):
         family = cls.__new__(cls)
@@ -138,7 +141,7 @@ class ExtendedInfAP(_SampledMeasure):
     NAME = "xinfAP"
     PRETTY_NAME = "Extended inferred AP"
     SHORT_DESC = "AP estimated from a stratified sample of judgments (sample_eval's infAP; TREC PM: xinfAP@100)."
-    SUPPORTED_PARAMS = {"rel": REL_PARAM, "cutoff": CUTOFF_PARAM}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"rel": REL_PARAM, "cutoff": CUTOFF_PARAM}
 
     def compute(self, ranked, qrels):
         rel = self.get("rel")
@@ -177,7 +180,7 @@ class InferredNDCG(_SampledMeasure):
     NAME = "infNDCG"
     PRETTY_NAME = "Inferred nDCG"
     SHORT_DESC = "nDCG estimated from a stratified sample of judgments (sample_eval's infNDCG; TREC PM: @100)."
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "rel": REL_PARAM,
         "idcg": Param(
             str,
@@ -232,7 +235,7 @@ class InferredPrecision(_NeedsK):
     NAME = "iP"
     PRETTY_NAME = "Inferred precision"
     SHORT_DESC = "P@k estimated from a stratified sample of judgments (sample_eval's iP10, iP100, ...)."
-    SUPPORTED_PARAMS = {"rel": REL_PARAM, "cutoff": K_PARAM}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"rel": REL_PARAM, "cutoff": K_PARAM}
     EXAMPLE = "iP@10"
 
     def compute(self, ranked, qrels):
@@ -264,7 +267,7 @@ class InterpolatedInferredPrecision(_NeedsK):
     AT_PARAM = "rec"
     PRETTY_NAME = "Interpolated inferred precision"
     SHORT_DESC = "Interpolated precision at a recall level of the estimated curve (sample_eval's iprec@rec)."
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "rel": REL_PARAM,
         "cutoff": CUTOFF_PARAM,
         "rec": Param(
@@ -286,10 +289,10 @@ class InterpolatedInferredPrecision(_NeedsK):
             lengths = (codes != PAD).sum(axis=1)
             return kernels.interpolated_precision(expected, lengths, r_hat)
 
-        table = _cached(ranked, ("iPrec", cutoff, rel), table)
+        levels = _cached(ranked, ("iPrec", cutoff, rel), table)
         if self.get("rec") is None:
             raise ValueError(f"{self.NAME} needs a recall level, e.g. {self.EXAMPLE}")
-        return table[:, int(round(self.get("rec") * 10))]
+        return levels[:, int(round(self.get("rec") * 10))]
 
 
 iPrec = InterpolatedInferredPrecision._family()
@@ -329,7 +332,7 @@ class RBPWithResidual(_SampledMeasure):
     PRETTY_NAME = "RBP with residual"
     SHORT_DESC = "Rank-biased precision (unjudged = 0) with its residual and upper value (Moffat & Zobel 2008)."
     METRIC_TYPE = ResidualMetric
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "p": Param(
             float, default=0.8, minimum=0, maximum=1, min_inclusive=False, max_inclusive=False, desc="persistence p"
         ),
@@ -363,7 +366,7 @@ class PrecisionUpper(_NeedsK):
     NAME = "PUpper"
     PRETTY_NAME = "Naive upper P@k"
     SHORT_DESC = "Naive upper bound of P@k: unjudged documents in the top k counted as relevant."
-    SUPPORTED_PARAMS = {"rel": REL_PARAM, "cutoff": K_PARAM}
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {"rel": REL_PARAM, "cutoff": K_PARAM}
     EXAMPLE = "PUpper@10"
 
     def compute(self, ranked, qrels):
@@ -399,7 +402,7 @@ class APUpperBound(_SampledMeasure):
     NAME = "APUpper"
     PRETTY_NAME = "Upper AP@k"
     SHORT_DESC = "Largest AP@k any relevance of the unjudged documents could give (tight upper bound)."
-    SUPPORTED_PARAMS = {
+    SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "rel": REL_PARAM,
         "cutoff": Param(int, default=NOT_PROVIDED, minimum=1, desc="cut-off k (default: the whole ranking)"),
     }

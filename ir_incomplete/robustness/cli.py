@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -408,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     written = []
     try:
         for name, frame in tables.items():
-            atomic_write(os.path.join(out, name), lambda tmp, frame=frame: frame.to_csv(tmp, index=False))
+            atomic_write(os.path.join(out, name), functools.partial(frame.to_csv, index=False))
             written.append(name)
         if not args.no_plots:
             try:
@@ -423,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for stat in ("tau", "rmse"):
                     name = f"robustness_{stat}.png"
                     fig = plot_robustness(result.stats, stat)  # a bare Figure: no pyplot state to close
-                    atomic_write(os.path.join(out, name), lambda tmp, fig=fig: fig.savefig(tmp, format="png"))
+                    atomic_write(os.path.join(out, name), functools.partial(fig.savefig, format="png"))
                     written.append(name)
         manifest.update(
             complete=True,

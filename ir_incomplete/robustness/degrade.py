@@ -31,11 +31,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import pandas as pd
 
 from ir_incomplete.data import SCORE_PRECISIONS, Qrels, run_columns, trec_order
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from numpy.typing import ArrayLike
+
+    #: what :func:`numpy.random.default_rng` accepts as a seed
+    Seed: TypeAlias = (
+        int | np.integer | Sequence[int] | np.random.SeedSequence | np.random.BitGenerator | np.random.Generator | None
+    )
 
 __all__ = [
     "UNJUDGED_POLICIES",
@@ -66,7 +77,11 @@ def _check_fraction(fraction, name: str = "fraction") -> float:
     return fraction
 
 
-def _check_int(value, name: str, minimum: int, allow_none: bool = False) -> int | None:
+@overload
+def _check_int(value: object, name: str, minimum: int, allow_none: Literal[False] = False) -> int: ...
+@overload
+def _check_int(value: object, name: str, minimum: int, allow_none: bool) -> int | None: ...
+def _check_int(value: object, name: str, minimum: int, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
@@ -83,7 +98,7 @@ def _check_unjudged(unjudged: str) -> str:
     return unjudged
 
 
-def round_half_up(x) -> np.ndarray:
+def round_half_up(x: ArrayLike) -> np.ndarray:
     """Round half up (``floor(x + 0.5)``) as int64, tolerant to binary representation: 0.7 × 5 = 3.5."""
     return np.floor(np.asarray(x, dtype=np.float64) + 0.5 + _HALF_UP_TOLERANCE).astype(np.int64)
 
@@ -168,7 +183,7 @@ def _judgments(qrels) -> _Judgments:
     )
 
 
-def _rng(seed) -> np.random.Generator:
+def _rng(seed: Seed) -> np.random.Generator:
     try:
         return np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:
@@ -181,7 +196,7 @@ def _rng(seed) -> np.random.Generator:
 # random samples of the judgments
 # ---------------------------------------------------------------------------------------------------
 def sample_judgments(
-    qrels, fraction: float, seed, min_relevant: int = 1, *, rel: int = 1, unjudged: str = "mark"
+    qrels: Any, fraction: float, seed: Seed, min_relevant: int = 1, *, rel: int = 1, unjudged: str = "mark"
 ) -> pd.DataFrame:
     """A uniform random sample of each topic's judgments (Yilmaz & Aslam, KAIS 2008, §3.1).
 
@@ -229,9 +244,9 @@ def sample_judgments(
 
 
 def stratified_sample(
-    qrels,
+    qrels: Any,
     fraction: float,
-    seed,
+    seed: Seed,
     *,
     min_relevant: int = 1,
     min_nonrelevant: int = 10,
@@ -284,7 +299,7 @@ def stratified_sample(
 # ---------------------------------------------------------------------------------------------------
 # pools
 # ---------------------------------------------------------------------------------------------------
-def _as_run_mapping(runs) -> dict:
+def _as_run_mapping(runs: Any) -> dict[str, Any]:
     from ir_incomplete.api import as_run_mapping
 
     return as_run_mapping(runs)
@@ -303,7 +318,9 @@ class RunPool:
     default) per topic; ``depth=None`` takes whole rankings.
     """
 
-    def __init__(self, runs, score_precision: str = "float32"):
+    _source: dict[str, Any]  # the runs as given, by name (rebuilding at another score precision)
+
+    def __init__(self, runs: Any, score_precision: str = "float32") -> None:
         if isinstance(runs, RunPool):
             runs = runs._source
         if score_precision not in SCORE_PRECISIONS:
@@ -398,7 +415,7 @@ class RunPool:
         )
 
 
-def _pool_of(runs, score_precision: str) -> RunPool:
+def _pool_of(runs: Any, score_precision: str) -> RunPool:
     if isinstance(runs, RunPool):
         if runs.score_precision != score_precision:
             return RunPool(runs, score_precision)
@@ -406,7 +423,9 @@ def _pool_of(runs, score_precision: str) -> RunPool:
     return RunPool(runs, score_precision)
 
 
-def depth_pool(qrels, runs, depth: int, *, unjudged: str = "mark", score_precision: str = "float32") -> pd.DataFrame:
+def depth_pool(
+    qrels: Any, runs: Any, depth: int, *, unjudged: str = "mark", score_precision: str = "float32"
+) -> pd.DataFrame:
     """The judgments of a depth-``depth`` pool of ``runs``: only qrels documents that some run ranks in
     its top ``depth`` for that topic keep their grade (a shallower TREC pool; Yilmaz & Aslam, KAIS 2008,
     §4.5.5).
@@ -426,7 +445,14 @@ def depth_pool(qrels, runs, depth: int, *, unjudged: str = "mark", score_precisi
 
 
 def mixed_pool(
-    qrels, runs, depth: int, extra: float, seed, *, unjudged: str = "mark", score_precision: str = "float32"
+    qrels: Any,
+    runs: Any,
+    depth: int,
+    extra: float,
+    seed: Seed,
+    *,
+    unjudged: str = "mark",
+    score_precision: str = "float32",
 ) -> pd.DataFrame:
     """A depth-``depth`` pool plus random documents from the rest of the full pool (Yilmaz & Aslam,
     KAIS 2008, §4.5.5: a depth-10 pool plus as many documents again sampled from the depth-100 pool).
@@ -465,7 +491,7 @@ def mixed_pool(
     return judg.result(kept, np.ones(len(judg.grades), dtype=bool), unjudged)
 
 
-def _group_map(groups, run_names: Sequence[str]) -> dict:
+def _group_map(groups: Any, run_names: Sequence[str]) -> dict[str, str]:
     if isinstance(groups, pd.Series):
         mapping = {str(k): str(v) for k, v in groups.items()}
     elif isinstance(groups, pd.DataFrame):
@@ -489,7 +515,14 @@ def _group_map(groups, run_names: Sequence[str]) -> dict:
 
 
 def leave_one_group_out(
-    qrels, runs, groups, group: str, depth: int | None, *, unjudged: str = "mark", score_precision: str = "float32"
+    qrels: Any,
+    runs: Any,
+    groups: Mapping[str, str] | pd.Series | pd.DataFrame,
+    group: str,
+    depth: int | None,
+    *,
+    unjudged: str = "mark",
+    score_precision: str = "float32",
 ) -> pd.DataFrame:
     """The judgments as if ``group`` had not contributed to the pool (Fröbe et al., ECIR 2023, §4.1).
 

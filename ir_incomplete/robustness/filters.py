@@ -17,9 +17,13 @@ several at once (a run must pass every filter, each computed on all runs given) 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ir_measures.measures import Measure
 
 __all__ = ["RUN_FILTERS", "top_runs", "runs_above_quartile", "runs_retrieving", "filter_runs"]
 
@@ -51,7 +55,7 @@ def _fraction(value, name: str) -> float:
     return float(value)
 
 
-def top_runs(scores, fraction: float = 0.75) -> list[str]:
+def top_runs(scores: pd.Series | dict[str, float], fraction: float = 0.75) -> list[str]:
     """The best ``fraction`` of the runs by ``scores`` (Series or dict run → score; higher is better).
 
     k = round_half_up(fraction · n) runs are kept (at least 1), plus every run tied with the k-th best
@@ -66,7 +70,7 @@ def top_runs(scores, fraction: float = 0.75) -> list[str]:
     return [str(r) for r in series.index[series.to_numpy() >= threshold]]
 
 
-def runs_above_quartile(scores, q: float = 0.25) -> list[str]:
+def runs_above_quartile(scores: pd.Series | dict[str, float], q: float = 0.25) -> list[str]:
     """Runs whose score is strictly above the ``q`` quantile of all scores (``numpy.quantile``, linear
     interpolation; ``q=0.25``: the first quartile). Returned in the order of ``scores``."""
     series = _scores(scores)
@@ -76,7 +80,7 @@ def runs_above_quartile(scores, q: float = 0.25) -> list[str]:
     return [str(r) for r in series.index[values > np.quantile(values, float(q))]]
 
 
-def runs_retrieving(runs, qrels, depth: int = 1000, fraction: float = 0.95) -> list[str]:
+def runs_retrieving(runs: Any, qrels: Any, depth: int = 1000, fraction: float = 0.95) -> list[str]:
     """Runs that retrieve at least ``fraction`` of the documents requested: the number of (topic,
     document) entries of a run on the topics of ``qrels`` must be ≥ fraction · n_topics · ``depth``.
     Entries beyond ``depth`` per topic do not count. ``runs``: anything :func:`ir_incomplete.evaluate`
@@ -102,12 +106,12 @@ def runs_retrieving(runs, qrels, depth: int = 1000, fraction: float = 0.95) -> l
 
 
 def filter_runs(
-    runs,
-    qrels,
+    runs: Any,
+    qrels: Any,
     filters: Sequence[str],
-    measure="AP",
+    measure: str | Measure = "AP",
     *,
-    scores=None,
+    scores: pd.Series | dict[str, float] | None = None,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
 ) -> list[str]:

@@ -11,10 +11,17 @@ return the ``Figure`` and save a PNG when ``path`` is given.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
+    from numpy.typing import ArrayLike
 
 __all__ = ["plot_robustness", "plot_scatter", "STATISTICS"]
 
@@ -36,7 +43,7 @@ _LEVEL_LABELS = {
 }
 
 
-def _figure(ax, figsize):
+def _figure(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure | SubFigure, Axes]:
     if ax is not None:
         return ax.figure, ax
     from matplotlib.figure import Figure
@@ -45,25 +52,63 @@ def _figure(ax, figsize):
     return fig, fig.add_subplot()
 
 
-def _save(fig, path, dpi):
-    if path is not None:
-        fig.savefig(path, dpi=dpi)
+def _save(fig: Figure | SubFigure, path: str | os.PathLike[str] | None, dpi: int) -> None:
+    if path is None:
+        return
+    from matplotlib.figure import Figure
+
+    if not isinstance(fig, Figure):
+        raise ValueError(
+            "path= saves a whole figure, but ax= lies in a subfigure; save the figure that holds it instead "
+            "(ax.get_figure(root=True).savefig(...))"
+        )
+    fig.savefig(path, dpi=dpi)
 
 
+@overload
+def plot_robustness(
+    stats: pd.DataFrame,
+    statistic: str = ...,
+    *,
+    measures: Sequence[str] | None = ...,
+    ax: None = None,
+    title: str | None = ...,
+    xlabel: str | None = ...,
+    logx: bool = ...,
+    band: bool = ...,
+    path: str | os.PathLike[str] | None = ...,
+    dpi: int = ...,
+    figsize: tuple[float, float] = ...,
+) -> Figure: ...
+@overload
+def plot_robustness(
+    stats: pd.DataFrame,
+    statistic: str = ...,
+    *,
+    measures: Sequence[str] | None = ...,
+    ax: Axes,
+    title: str | None = ...,
+    xlabel: str | None = ...,
+    logx: bool = ...,
+    band: bool = ...,
+    path: str | os.PathLike[str] | None = ...,
+    dpi: int = ...,
+    figsize: tuple[float, float] = ...,
+) -> Figure | SubFigure: ...
 def plot_robustness(
     stats: pd.DataFrame,
     statistic: str = "tau",
     *,
     measures: Sequence[str] | None = None,
-    ax=None,
+    ax: Axes | None = None,
     title: str | None = None,
     xlabel: str | None = None,
     logx: bool = False,
     band: bool = True,
-    path=None,
+    path: str | os.PathLike[str] | None = None,
     dpi: int = 100,
-    figsize=(5.0, 3.6),
-):
+    figsize: tuple[float, float] = (5.0, 3.6),
+) -> Figure | SubFigure:
     """Robustness curves: ``statistic`` (``"tau"``, ``"pearson"`` or ``"rmse"``) of ``stats`` (from
     :func:`ir_incomplete.robustness.robustness_study`) against the level, one line per measure.
 
@@ -125,19 +170,47 @@ def plot_robustness(
     return fig
 
 
+@overload
 def plot_scatter(
-    actual,
-    estimated,
+    actual: pd.Series | ArrayLike,
+    estimated: pd.Series | ArrayLike,
     *,
-    ax=None,
+    ax: None = None,
+    title: str | None = ...,
+    xlabel: str = ...,
+    ylabel: str = ...,
+    labels: Sequence[str] | None = ...,
+    path: str | os.PathLike[str] | None = ...,
+    dpi: int = ...,
+    figsize: tuple[float, float] = ...,
+) -> Figure: ...
+@overload
+def plot_scatter(
+    actual: pd.Series | ArrayLike,
+    estimated: pd.Series | ArrayLike,
+    *,
+    ax: Axes,
+    title: str | None = ...,
+    xlabel: str = ...,
+    ylabel: str = ...,
+    labels: Sequence[str] | None = ...,
+    path: str | os.PathLike[str] | None = ...,
+    dpi: int = ...,
+    figsize: tuple[float, float] = ...,
+) -> Figure | SubFigure: ...
+def plot_scatter(
+    actual: pd.Series | ArrayLike,
+    estimated: pd.Series | ArrayLike,
+    *,
+    ax: Axes | None = None,
     title: str | None = None,
     xlabel: str = "actual",
     ylabel: str = "estimated",
     labels: Sequence[str] | None = None,
-    path=None,
+    path: str | os.PathLike[str] | None = None,
     dpi: int = 100,
-    figsize=(3.6, 3.6),
-):
+    figsize: tuple[float, float] = (3.6, 3.6),
+) -> Figure | SubFigure:
     """Estimated against actual per-run scores, with y = x and "RMS = …, τ = …, ρ = …" in the title.
 
     ``actual``/``estimated``: per-run score vectors (``pandas.Series`` indexed by run are aligned by run).
