@@ -1191,3 +1191,17 @@ def test_study_filters(small_collection):
         robustness_study(runs, qrels, ["AP"], filters=["best"], progress=False)
     with pytest.raises(ValueError, match=r"keep 0 of 5 runs"):
         robustness_study(runs, qrels, ["AP"], filters=["retrieved95"], progress=False)  # 45 of 1000 documents
+
+
+def test_plot_into_a_subfigure_refuses_path(tmp_path):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    actual = pd.Series({"a": 0.1, "b": 0.2, "c": 0.3})
+    estimate = pd.Series({"a": 0.2, "b": 0.1, "c": 0.3})
+    sub = Figure().subfigures(1, 2)[0]
+    ax = sub.subplots()
+    with pytest.raises(ValueError, match="ax= lies in a subfigure"):
+        plot_scatter(actual, estimate, ax=ax, path=tmp_path / "x.png")
+    assert not (tmp_path / "x.png").exists()
+    assert plot_scatter(actual, estimate, ax=ax) is sub  # drawing without a path still works
