@@ -31,6 +31,10 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ir_measures
 
 __all__ = ["main", "evaluation_main", "measures_main", "robustness_main", "SUBCOMMANDS", "split_measure_args"]
 
@@ -148,7 +152,7 @@ def _parse_measures(args: Sequence[str]) -> list:
     tokens = split_measure_args(args)
     if not tokens:
         raise CliError("no measures given (e.g. 'AP' 'infAP(c=1.5)@10'); see 'ir_incomplete measures'")
-    measures = []
+    measures: list[ir_measures.Measure] = []
     for token in tokens:
         try:
             measure = parse(token)
@@ -481,7 +485,7 @@ def measure_example(measure) -> str:
     from ir_incomplete.grammar import parse
     from ir_incomplete.measures.base import NOT_PROVIDED
 
-    params = {}
+    params: dict[str, Any] = {}
     for name, param in measure.SUPPORTED_PARAMS.items():
         if name == measure.AT_PARAM:
             params[name] = 10

@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ir_incomplete._lazy import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from ir_incomplete._lazy import pandas as pd
 
 __all__ = ["pivot", "plot_intervals", "long_form"]
 
@@ -33,7 +37,7 @@ _WIDE_PCT = re.compile(r"(.+) p(\d+(?:\.\d+)?)")
 
 def _interval_pair(names: Sequence[str]) -> tuple[str, str] | None:
     """The lowest and highest of the ``pNN`` names in ``names`` (``None`` when fewer than two)."""
-    found = sorted((float(_PCT.fullmatch(n).group(1)), n) for n in names if _PCT.fullmatch(str(n)))
+    found = sorted((float(match.group(1)), n) for n in names if (match := _PCT.fullmatch(str(n))))
     return (found[0][1], found[-1][1]) if len(found) >= 2 else None
 
 

@@ -640,7 +640,7 @@ def _unknown_measure(name: str, registry: dict) -> UnknownMeasureError:
 
     trec = trec_eval_message(name)  # P_5, ndcg_cut_10, map: point to the ir_measures name
     if trec:
-        return UnknownMeasureError(trec, name=name, suggestions=[str(m) for m in trec_eval_equivalent(name)])
+        return UnknownMeasureError(trec, name=name, suggestions=[str(m) for m in trec_eval_equivalent(name) or ()])
     names = sorted(registry)
     folded = [n for n in names if n.lower() == name.lower()]
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
@@ -817,7 +817,11 @@ def _check_upstream(measure):
     (``nDCG@-1``) or a parameter that is not a finite number (``RBP(p=1e999)``)."""
     params = getattr(measure, "params", None) or {}
     cutoff = params.get("cutoff")
-    if isinstance(cutoff, numbers.Integral) and not isinstance(cutoff, bool) and not 1 <= cutoff <= _MAX_BUILTIN_CUTOFF:
+    if (
+        isinstance(cutoff, numbers.Integral)
+        and not isinstance(cutoff, bool)
+        and not 1 <= int(cutoff) <= _MAX_BUILTIN_CUTOFF
+    ):
         raise ValueError(f"invalid cut-off {cutoff}: a cut-off must be an integer between 1 and {_MAX_BUILTIN_CUTOFF}")
     for key, value in params.items():
         if isinstance(value, float) and not math.isfinite(value):

@@ -32,9 +32,14 @@ __all__ = ["activate", "provider", "PATCH_PARSERS_ENV"]
 
 PATCH_PARSERS_ENV = "IR_INCOMPLETE_PATCH_PARSERS"
 
-provider = ir_measures.providers.registry.get(IncompleteProvider.NAME)
-if not isinstance(provider, IncompleteProvider):
-    provider = IncompleteProvider()
+
+def _existing_or_new_provider() -> IncompleteProvider:
+    """The provider registered by an earlier import (e.g. of a reloaded module), else a new one."""
+    registered = ir_measures.providers.registry.get(IncompleteProvider.NAME)
+    return registered if isinstance(registered, IncompleteProvider) else IncompleteProvider()
+
+
+provider = _existing_or_new_provider()
 
 
 def _names(measure):
@@ -67,8 +72,8 @@ def _guard(other):
             return False
         return _original(measure)
 
-    supports._ir_incomplete_guard = True
-    supports.__wrapped__ = original
+    # function attributes go through ``__dict__`` (typed), not as attributes a function type lacks
+    supports.__dict__.update(_ir_incomplete_guard=True, __wrapped__=original)
     other.supports = supports
 
 
@@ -118,8 +123,7 @@ def _accept_pyterrier_columns(pipeline):
         evaluator.iter_calc = iter_calc_any_columns
         return evaluator
 
-    _evaluator._ir_incomplete_columns = True
-    _evaluator.__wrapped__ = original
+    _evaluator.__dict__.update(_ir_incomplete_columns=True, __wrapped__=original)
     pipeline._evaluator = _evaluator
 
 

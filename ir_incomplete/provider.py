@@ -40,7 +40,8 @@ def as_incomplete(measure) -> IncompleteMeasure:
     name, or a parameter value that only ``ir_measures`` supports, such as ``nDCG(gains=...)``)."""
     if isinstance(measure, IncompleteMeasure):
         return measure
-    ours = _by_name().get(getattr(measure, "NAME", None))
+    name = getattr(measure, "NAME", None)
+    ours = _by_name().get(name) if isinstance(name, str) else None
     if ours is None:
         names = ", ".join(sorted(_by_name()))
         raise ValueError(f"ir_incomplete does not compute {measure!r}; it computes: {names}")
@@ -109,9 +110,7 @@ class IncompleteProvider(ir_measures.providers.Provider):
         self.negative = negative
         self.score_precision = score_precision
 
-    @property
-    def SUPPORTED_MEASURES(self) -> list[IncompleteMeasure]:  # listed for documentation
-        return list(ALL_MEASURES)
+    SUPPORTED_MEASURES: list[ir_measures.measures.Measure] = list(ALL_MEASURES)  # listed for documentation
 
     def supports(self, measure) -> bool:
         """Claimed in a pipeline: our measures, except those equal to a built-in measure."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import ir_measures
 from ir_measures.measures.base import _NOT_PROVIDED
@@ -170,14 +170,15 @@ class _Unset:
 UNSET = _Unset()
 
 
-def _annotation(spec: Param):
-    if spec.kind == "distribution":
+def _annotation(spec: ir_measures.measures.ParamInfo) -> Any:
+    annotation: Any
+    if isinstance(spec, Param) and spec.kind == "distribution":
         annotation = tuple[float, ...]
     elif spec.choices is not NOT_PROVIDED:
         annotation = Literal[tuple(spec.choices)]
     else:
         annotation = spec.dtype
-    return annotation | None if spec.allow_none else annotation
+    return annotation | None if isinstance(spec, Param) and spec.allow_none else annotation
 
 
 class _Signature:
@@ -214,8 +215,12 @@ class IncompleteMeasure(ir_measures.measures.Measure):
     _ir_incomplete = True
     __signature__ = _Signature()
     EXTENSION_PARAMS: tuple[str, ...] | None = None
-    SUPPORTED_PARAMS: dict[str, Param] = {}
+    SUPPORTED_PARAMS: dict[str, ir_measures.measures.ParamInfo] = {}
     SHORT_DESC = ""
+    EXAMPLE: str | None = None
+    # set (with ``compute_details``) by measures that report per-query details: the NamedTuple type
+    # ``(query_id, measure, value, *extra)`` they yield instead of ``ir_measures.Metric``
+    METRIC_TYPE: ClassVar[type[Any]]
 
     def __init__(self, **params):
         owner = self.NAME or type(self).__name__
@@ -223,22 +228,34 @@ class IncompleteMeasure(ir_measures.measures.Measure):
         for name, value in params.items():
             if value is UNSET:  # a signature default: the parameter is not given
                 continue
-            spec = self.SUPPORTED_PARAMS.get(name)
-            if spec is None:
+            if name not in self.SUPPORTED_PARAMS:
                 valid = ", ".join(self._param_names_for_errors())
                 raise ValueError(f"{owner} has no parameter {name!r}; valid parameters: {valid}")
-            clean[name] = spec.coerce(owner, name, value)
+            clean[name] = self.param_spec(name).coerce(owner, name, value)
         missing = [n for n, s in self.SUPPORTED_PARAMS.items() if s.required and n not in clean]
         if missing:
             raise ValueError(
                 f"{owner} needs parameter {missing[0]!r} "
-                f"({self.SUPPORTED_PARAMS[missing[0]].describe_allowed()})"
-                + (f", e.g. {self.EXAMPLE}" if getattr(self, "EXAMPLE", None) else "")
+                f"({self.param_spec(missing[0]).describe_allowed()})"
+                + (f", e.g. {self.EXAMPLE}" if self.EXAMPLE else "")
             )
         # canonical order: the declaration order of SUPPORTED_PARAMS
         ordered = {n: clean[n] for n in self.SUPPORTED_PARAMS if n in clean}
         super().__init__(**ordered)
         self.validated = True
+
+    @classmethod
+    def param_spec(cls, name: str) -> Param:
+        """The :class:`Param` declared for parameter ``name`` (``KeyError`` when there is none).
+
+        ``SUPPORTED_PARAMS`` is typed as ``ir_measures``' ``ParamInfo`` mapping; the measures of this
+        package declare :class:`Param` objects only, which is checked here."""
+        spec = cls.SUPPORTED_PARAMS[name]
+        if not isinstance(spec, Param):
+            raise TypeError(
+                f"{cls.__name__}.SUPPORTED_PARAMS[{name!r}] is a {type(spec).__name__}, not an ir_incomplete Param"
+            )
+        return spec
 
     @classmethod
     def _param_names_for_errors(cls) -> Iterable[str]:
@@ -272,7 +289,7 @@ class IncompleteMeasure(ir_measures.measures.Measure):
 
         at = self.params.get(self.AT_PARAM, None)
         items = [(k, v) for k, v in self.non_default_params().items() if k != self.AT_PARAM]
-        return format_measure(self.NAME, items, at)
+        return format_measure(self.NAME or type(self).__name__, items, at)
 
     # -- computation -----------------------------------------------------------------------------------
     def compute(self, ranked, qrels):
