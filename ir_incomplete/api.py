@@ -9,10 +9,13 @@ from typing import Any
 import numpy as np
 
 from ir_incomplete._lazy import pandas as pd
-from ir_incomplete.data import Qrels, rank_runs, read_trec_run, run_columns
+from ir_incomplete.data import PreparedRuns, Qrels, _prepare, read_trec_run, run_columns
 from ir_incomplete.provider import as_incomplete, computable
 
 __all__ = ["evaluate", "as_measures", "as_run_mapping"]
+
+#: default ``chunk_rows`` of :func:`evaluate`: run rows converted and scored together
+DEFAULT_CHUNK_ROWS = 2_000_000
 
 
 def as_measures(measures) -> list[Any]:
@@ -92,6 +95,7 @@ def evaluate(
     per_query: bool = True,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
+    chunk_rows: int | None = DEFAULT_CHUNK_ROWS,
 ) -> pd.DataFrame:
     """Evaluate one or many runs with many measures, converting the qrels once.
 
@@ -100,7 +104,9 @@ def evaluate(
     runs
         ``{name: run}`` (each a DataFrame with ``query_id/doc_id/score`` or ``qid/docno/score``, a
         dict of dicts, an iterable of ``ScoredDoc`` or a TREC run path), a DataFrame with a ``run``
-        column, a single run, a directory of run files or a list of run files.
+        column, a single run, a directory of run files or a list of run files; or
+        :class:`ir_incomplete.data.PreparedRuns` (:func:`ir_incomplete.data.prepare_runs`): runs converted
+        once, evaluated here against ``qrels`` at the cost of a grade look-up (robustness studies do this).
     qrels
         DataFrame (``query_id/doc_id/relevance`` or ``qid/docno/label``), dict of dicts, iterable of
         ``Qrel``, TREC qrels path, or a :class:`ir_incomplete.data.Qrels`.
@@ -114,6 +120,11 @@ def evaluate(
         ``"pooled_unjudged"`` (trec_eval: negative grades are pooled but unjudged) or ``"zero"``.
     score_precision
         ``"float32"`` (trec_eval 9 / pytrec_eval ties) or ``"float64"`` (trec_eval 10).
+    chunk_rows
+        Memory bound: runs are converted and scored a group of whole runs at a time, each group holding
+        at most this many run rows (retrieved documents) in all, or one run when a single run is larger.
+        Peak memory grows with this number, not with the number of runs; the results do not depend on
+        it. Default 2,000,000 (about 0.2 GB of working memory); ``None``: all runs at once.
 
     Returns
     -------
@@ -122,29 +133,50 @@ def evaluate(
     does not answer gets the measure's default (0).
     """
     measures = as_measures(measures)
-    run_map = as_run_mapping(runs)
+    if chunk_rows is not None and (
+        isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1
+    ):
+        raise ValueError(f"chunk_rows={chunk_rows!r} is not valid; expected an integer >= 1 or None (all runs at once)")
+    prepared = runs if isinstance(runs, PreparedRuns) else None
+    if prepared is not None:
+        if prepared.score_precision != score_precision:
+            raise ValueError(
+                f"these PreparedRuns were ordered with score_precision={prepared.score_precision!r}, "
+                f"not {score_precision!r}"
+            )
+        run_map = None
+        names = list(prepared.run_names)
+    else:
+        run_map = as_run_mapping(runs)
+        names = list(run_map)
     judged = Qrels.from_any(qrels, negative=negative)
-    names = list(run_map)
     frames = []
     ours = [(m, as_incomplete(m)) for m in measures if computable(m)]
     others = [m for m in measures if not computable(m)]
-    if ours and others:  # both paths read every run: read files once
+    if ours and others and run_map is not None:  # both paths read every run: read files once
         run_map = {
             name: read_trec_run(run) if isinstance(run, (str, os.PathLike)) else run for name, run in run_map.items()
         }
     if ours:
-        ranked = rank_runs(run_map, judged, score_precision)
         n_runs, n_topics = len(names), judged.n_topics
+        grids = [np.full((n_runs, n_topics), float(measure.DEFAULT)) for measure, _ in ours]
+        chunks = (
+            _prepared_chunks(prepared, judged, chunk_rows)
+            if prepared is not None
+            else _run_chunks(run_map, judged, score_precision, chunk_rows)
+        )
+        for first, ranked in chunks:
+            for (_, impl), grid in zip(ours, grids, strict=True):
+                grid[first + ranked.run_of_row, ranked.topic_of_row] = impl.compute(ranked, judged)
+            del ranked
         run_col = np.repeat(np.array(names, dtype=object), n_topics)
         qid_col = np.tile(judged.topic_ids, n_runs)
-        for measure, impl in ours:
-            grid = np.full((n_runs, n_topics), float(measure.DEFAULT))
-            grid[ranked.run_of_row, ranked.topic_of_row] = impl.compute(ranked, judged)
+        for (measure, _), grid in zip(ours, grids, strict=True):
             frames.append(
                 pd.DataFrame({"run": run_col, "query_id": qid_col, "measure": repr(measure), "value": grid.ravel()})
             )
     if others:
-        frames.extend(_evaluate_elsewhere(run_map, judged, others))
+        frames.extend(_evaluate_elsewhere(run_map if run_map is not None else prepared.frames(), judged, others))
     result = pd.concat(frames, ignore_index=True)
     order = {repr(m): i for i, m in enumerate(measures)}
     result["_m"] = result["measure"].map(order)
@@ -153,6 +185,39 @@ def evaluate(
     if not per_query:
         result = _aggregate(result, measures)
     return result
+
+
+def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | None):
+    """``(index of the first run, RankedLists)`` of consecutive groups of whole runs of at most
+    ``chunk_rows`` rows (or one run); each run is read when its group is converted."""
+    chunk, size, first = [], 0, 0
+    for i, (name, run) in enumerate(run_map.items()):
+        columns = run_columns(run)
+        if chunk and chunk_rows is not None and size + len(columns[0]) > chunk_rows:
+            yield first, _prepare(chunk, score_precision, judged.topic_index).rank(judged)
+            chunk, size, first = [], 0, i
+        chunk.append((name, columns))
+        size += len(columns[0])
+        del columns
+    if chunk:
+        yield first, _prepare(chunk, score_precision, judged.topic_index).rank(judged)
+
+
+def _prepared_chunks(prepared: PreparedRuns, judged: Qrels, chunk_rows: int | None):
+    """:func:`_run_chunks` for runs converted once (row indices of runs are already global)."""
+    sizes = prepared.run_sizes()
+    start = 0
+    while start < len(sizes):
+        stop = start + 1
+        if chunk_rows is None:
+            stop = len(sizes)
+        else:
+            total = sizes[start]
+            while stop < len(sizes) and total + sizes[stop] <= chunk_rows:
+                total += sizes[stop]
+                stop += 1
+        yield 0, prepared.rank(judged, runs=slice(start, stop))
+        start = stop
 
 
 def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:

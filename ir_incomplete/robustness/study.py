@@ -64,7 +64,10 @@ class StudyResult(NamedTuple):
 
 @dataclass
 class _Context:
-    runs: dict[str, pd.DataFrame]
+    """Everything a grid cell needs; shipped to each worker once. ``runs`` are converted once (ordered,
+    document ids hashed, duplicates checked): a cell only looks their grades up in its own qrels."""
+
+    runs: Any  # ir_incomplete.data.PreparedRuns
     judgments: Any
     measures: list[str]
     method: str
@@ -161,7 +164,7 @@ def _degraded(ctx: _Context, level, seed: int) -> pd.DataFrame:
 
 
 def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> np.ndarray:
-    """``[measures × runs]`` mean scores of every run (one ``evaluate`` call)."""
+    """``[measures × runs]`` mean scores of every run (one ``evaluate`` call on the converted runs)."""
     from ir_incomplete.api import evaluate
 
     frame = evaluate(
@@ -294,6 +297,7 @@ def robustness_study(
     :class:`StudyResult` ``(stats, scores, reference)``.
     """
     from ir_incomplete.api import as_measures
+    from ir_incomplete.data import prepare_runs
     from ir_incomplete.robustness.degrade import RunPool, _check_int, _group_map, _judgments
 
     if method not in METHODS:
@@ -339,7 +343,7 @@ def robustness_study(
     n_repeats = repeats if method in _RANDOM else 1
 
     ctx = _Context(
-        runs=run_map,
+        runs=prepare_runs(run_map, score_precision),
         judgments=judgments,
         measures=labels,
         method=method,
