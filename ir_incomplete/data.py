@@ -253,6 +253,7 @@ class Qrels:
     _doc_hash_index: pd.Index | None = field(repr=False, default=None)
     _dense: np.ndarray | None = field(repr=False, default=None)
     _filter: np.ndarray | None = field(repr=False, default=None)
+    _doc_hashes: np.ndarray | None = field(repr=False, default=None)
     _hash_probe: int = field(repr=False, default=0)
 
     @classmethod
@@ -336,8 +337,15 @@ class Qrels:
         """Drop hash tables built by another process (``str`` hashes differ between processes)."""
         probe = hash(_HASH_PROBE)
         if self._hash_probe != probe:
-            self._doc_hash_index = self._filter = None
+            self._doc_hash_index = self._filter = self._doc_hashes = None
             self._hash_probe = probe
+
+    def doc_hashes(self) -> np.ndarray:
+        """64-bit hashes of ``doc_ids`` in this process (computed once)."""
+        self._check_hashes()
+        if self._doc_hashes is None:
+            self._doc_hashes = _hash_ids(self.doc_ids)
+        return self._doc_hashes
 
     def mentioned(self, hashes: np.ndarray) -> np.ndarray:
         """Positions of the document hashes that may be those of judged documents: a superset (a
@@ -346,7 +354,7 @@ class Qrels:
         if self._filter is None:
             bits = int(np.clip(np.ceil(np.log2(max(len(self.doc_ids), 1) * 16)), 12, 26))
             table = np.zeros(1 << bits, dtype=bool)
-            table[_hash_ids(self.doc_ids) & ((1 << bits) - 1)] = True
+            table[self.doc_hashes() & ((1 << bits) - 1)] = True
             self._filter = table
         mask = len(self._filter) - 1
         parts = [
@@ -359,7 +367,7 @@ class Qrels:
         """Index of each doc id in ``doc_ids`` (−1 when never judged), via 64-bit hashes, verified."""
         self._check_hashes()
         if self._doc_hash_index is None:
-            qh = _hash_ids(self.doc_ids)
+            qh = self.doc_hashes()
             self._doc_hash_index = pd.Index(qh) if pd.Index(qh).is_unique else None
             if self._doc_hash_index is None:  # colliding hashes among judged ids: exact string look-up
                 self._doc_hash_index = False
@@ -558,6 +566,11 @@ class PreparedRuns:
     duplicate_docs: np.ndarray
     _hashes: np.ndarray = field(repr=False, default=None)
     _hash_probe: int = field(repr=False, default=0)
+    _uses: int = field(repr=False, default=0)
+    # (document number of each item, distinct ids, row of each item), once evaluated twice; False: hashes collide
+    _docs: tuple | bool | None = field(repr=False, default=None)
+    _docs_index: pd.Index | None = field(repr=False, default=None)  # hashes of the distinct ids
+    _docs_probe: int = field(repr=False, default=0)
 
     @property
     def n_rows(self) -> int:
@@ -617,18 +630,30 @@ class PreparedRuns:
         codes = np.where(np.arange(depth) < lengths[:, None], np.int32(UNPOOLED), np.int32(PAD)).astype(
             np.int32, copy=False
         )
+        self._uses += 1
+        if self._uses > 1 and self._docs is None:
+            self._index_documents()  # evaluated again: index the distinct documents once
         if len(sel) and len(qrels.keys):
-            # only documents the qrels mention can have a grade: find them with a hash filter, then
-            # look up their (topic, doc) pairs exactly
-            cand = qrels.mentioned(self.hashes)
-            item_row = np.searchsorted(self.row_starts, cand, side="right") - 1
+            # only documents the qrels mention can have a grade: find them, then look up their
+            # (topic, doc) pairs exactly
+            if self._docs:
+                doc_of_item, _, row_of_item = self._docs
+                judged = self._judged_by_index(qrels)
+                cand = np.flatnonzero(judged.any_topic[doc_of_item])
+                item_row = row_of_item[cand]
+            else:
+                cand = qrels.mentioned(self.hashes)
+                item_row = np.searchsorted(self.row_starts, cand, side="right") - 1
             new_row = np.full(self.n_rows, -1, dtype=np.int64)
             new_row[sel] = np.arange(len(sel))
             out_row = new_row[item_row]
             ok = out_row >= 0
             cand, item_row, out_row = cand[ok], item_row[ok], out_row[ok]
-            doc_codes = qrels.doc_codes(self.doc_ids[cand], self.hashes[cand])
-            grades = qrels.lookup(row_topic[item_row], doc_codes)
+            if self._docs:
+                grades = judged.grades(row_topic[item_row], doc_of_item[cand])
+            else:
+                doc_codes = qrels.doc_codes(self.doc_ids[cand], self.hashes[cand])
+                grades = qrels.lookup(row_topic[item_row], doc_codes)
             codes[out_row, cand - self.row_starts[item_row]] = grades
         return RankedLists(
             codes=codes,
@@ -640,6 +665,64 @@ class PreparedRuns:
             doc_ids=self.doc_ids,
             row_starts=self.row_starts[sel],
         )
+
+    def _index_documents(self) -> None:
+        """Number the distinct documents of all rows once (hash, then checked on the ids themselves), so
+        that each later look-up checks the qrels' documents against them instead of every item."""
+        item_doc, distinct = pd.factorize(self.hashes)
+        some = np.empty(len(distinct), dtype=np.int64)
+        some[item_doc] = np.arange(len(item_doc))  # an item of each document (any one: all are checked)
+        ids = self.doc_ids[some]
+        if not bool(np.all(ids[item_doc] == self.doc_ids)):  # two ids share a hash: keep the other path
+            self._docs = False
+            return
+        row_of_item = np.repeat(np.arange(self.n_rows, dtype=np.int64), self.lengths)
+        self._docs = (item_doc.astype(np.int64), ids, row_of_item)
+        self._docs_index, self._docs_probe = pd.Index(distinct), hash(_HASH_PROBE)
+
+    def _judged_by_index(self, qrels: Qrels) -> _JudgedDocs:
+        """The judgments of ``qrels`` in terms of the distinct documents of these runs."""
+        _, ids, _ = self._docs
+        if self._docs_probe != hash(_HASH_PROBE):  # unpickled in a process that hashes differently
+            self._docs_index, self._docs_probe = pd.Index(_hash_ids(ids)), hash(_HASH_PROBE)
+        of_judged = self._docs_index.get_indexer(qrels.doc_hashes())
+        hit = np.flatnonzero(of_judged >= 0)
+        same = ids[of_judged[hit]] == qrels.doc_ids[hit]
+        of_judged[hit[~same]] = -1
+        n_docs = max(len(qrels.doc_ids), 1)
+        doc = of_judged[qrels.keys % n_docs]
+        valid = doc >= 0
+        return _JudgedDocs(qrels.keys[valid] // n_docs, doc[valid], qrels.grades[valid], len(ids))
+
+
+class _JudgedDocs:
+    """Judgments ``(topic, document number, grade code)`` with a grade look-up that is one gather for
+    documents judged for one topic only (most of them) and a binary search for the others."""
+
+    def __init__(self, topic: np.ndarray, doc: np.ndarray, grade: np.ndarray, n_docs: int):
+        self.n_docs = max(n_docs, 1)
+        count = np.bincount(doc, minlength=self.n_docs)
+        self.any_topic = count > 0
+        self.single_topic = np.full(self.n_docs, -1, dtype=np.int64)
+        self.single_grade = np.full(self.n_docs, UNPOOLED, dtype=np.int32)
+        once = count[doc] == 1
+        self.single_topic[doc[once]] = topic[once]
+        self.single_grade[doc[once]] = grade[once]
+        self.multi = count > 1
+        keys = topic[~once].astype(np.int64) * self.n_docs + doc[~once]
+        order = np.argsort(keys, kind="stable")
+        self.keys, self.key_grades = keys[order], grade[~once][order]
+
+    def grades(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        """Grade codes of (topic, document number) pairs (``UNPOOLED`` when not judged)."""
+        out = np.where(self.single_topic[doc] == topic, self.single_grade[doc], np.int32(UNPOOLED))
+        several = np.flatnonzero(self.multi[doc])
+        if len(several) and len(self.keys):
+            key = topic[several].astype(np.int64) * self.n_docs + doc[several]
+            pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
+            found = self.keys[pos] == key
+            out[several[found]] = self.key_grades[pos[found]]
+        return out.astype(np.int32, copy=False)
 
 
 def _row_items(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
