@@ -254,6 +254,7 @@ class Qrels:
     _dense: np.ndarray | None = field(repr=False, default=None)
     _filter: np.ndarray | None = field(repr=False, default=None)
     _doc_hashes: np.ndarray | None = field(repr=False, default=None)
+    _key_index: pd.Index | None = field(repr=False, default=None)
     _hash_probe: int = field(repr=False, default=0)
 
     @classmethod
@@ -392,11 +393,11 @@ class Qrels:
                 self._dense = dense
             out[known] = self._dense[topic_codes[known].astype(np.int64) * n_docs + doc_codes[known]]
         elif len(known) and len(self.keys):
-            key = topic_codes[known].astype(np.int64) * max(len(self.doc_ids), 1) + doc_codes[known]
-            pos = np.searchsorted(self.keys, key)
-            pos_c = np.minimum(pos, len(self.keys) - 1)
-            found = self.keys[pos_c] == key
-            out[known[found]] = self.grades[pos_c[found]]
+            if self._key_index is None:
+                self._key_index = pd.Index(self.keys)  # unique (topic, doc) keys: a hash look-up
+            at = self._key_index.get_indexer(topic_codes[known].astype(np.int64) * n_docs + doc_codes[known])
+            found = at >= 0
+            out[known[found]] = self.grades[at[found]]
         return out
 
 
@@ -571,6 +572,13 @@ class PreparedRuns:
     _docs: tuple | bool | None = field(repr=False, default=None)
     _docs_index: pd.Index | None = field(repr=False, default=None)  # hashes of the distinct ids
     _docs_probe: int = field(repr=False, default=0)
+    _frames: dict | None = field(repr=False, default=None)
+    _judged: tuple | None = field(repr=False, default=None)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_frames"] = state["_judged"] = None  # rebuilt where needed rather than shipped
+        return state
 
     @property
     def n_rows(self) -> int:
@@ -590,7 +598,10 @@ class PreparedRuns:
         return np.bincount(self.row_run, weights=self.lengths, minlength=len(self.run_names)).astype(np.int64)
 
     def frames(self) -> dict[str, pd.DataFrame]:
-        """Each run as a ``query_id/doc_id/score`` DataFrame (ranking order)."""
+        """Each run as a ``query_id/doc_id/score`` DataFrame (ranking order; built once, shared: do not
+        modify them)."""
+        if self._frames is not None:
+            return dict(self._frames)
         out = {}
         for run_no, name in enumerate(self.run_names):
             rows = np.flatnonzero(self.row_run == run_no)
@@ -602,7 +613,8 @@ class PreparedRuns:
                     "score": self.scores[items],
                 }
             )
-        return out
+        self._frames = out
+        return dict(out)
 
     def rank(self, qrels: Qrels, runs: slice | None = None) -> RankedLists:
         """The :class:`RankedLists` of these runs (or of ``run_names[runs]``) against ``qrels``: rows of
@@ -636,13 +648,15 @@ class PreparedRuns:
         if len(sel) and len(qrels.keys):
             # only documents the qrels mention can have a grade: find them, then look up their
             # (topic, doc) pairs exactly
+            lo = int(self.row_starts[sel].min())  # the selected runs' items are one contiguous range
+            hi = int((self.row_starts[sel] + self.lengths[sel]).max())
             if self._docs:
                 doc_of_item, _, row_of_item = self._docs
                 judged = self._judged_by_index(qrels)
-                cand = np.flatnonzero(judged.any_topic[doc_of_item])
+                cand = np.flatnonzero(judged.any_topic[doc_of_item[lo:hi]]) + lo
                 item_row = row_of_item[cand]
             else:
-                cand = qrels.mentioned(self.hashes)
+                cand = qrels.mentioned(self.hashes[lo:hi]) + lo
                 item_row = np.searchsorted(self.row_starts, cand, side="right") - 1
             new_row = np.full(self.n_rows, -1, dtype=np.int64)
             new_row[sel] = np.arange(len(sel))
@@ -681,7 +695,10 @@ class PreparedRuns:
         self._docs_index, self._docs_probe = pd.Index(distinct), hash(_HASH_PROBE)
 
     def _judged_by_index(self, qrels: Qrels) -> _JudgedDocs:
-        """The judgments of ``qrels`` in terms of the distinct documents of these runs."""
+        """The judgments of ``qrels`` in terms of the distinct documents of these runs (kept for the
+        last qrels: chunks of one evaluation share it)."""
+        if self._judged is not None and self._judged[0] is qrels:
+            return self._judged[1]
         _, ids, _ = self._docs
         if self._docs_probe != hash(_HASH_PROBE):  # unpickled in a process that hashes differently
             self._docs_index, self._docs_probe = pd.Index(_hash_ids(ids)), hash(_HASH_PROBE)
@@ -692,12 +709,14 @@ class PreparedRuns:
         n_docs = max(len(qrels.doc_ids), 1)
         doc = of_judged[qrels.keys % n_docs]
         valid = doc >= 0
-        return _JudgedDocs(qrels.keys[valid] // n_docs, doc[valid], qrels.grades[valid], len(ids))
+        judged = _JudgedDocs(qrels.keys[valid] // n_docs, doc[valid], qrels.grades[valid], len(ids))
+        self._judged = (qrels, judged)
+        return judged
 
 
 class _JudgedDocs:
     """Judgments ``(topic, document number, grade code)`` with a grade look-up that is one gather for
-    documents judged for one topic only (most of them) and a binary search for the others."""
+    documents judged for one topic only (most of them) and a hash look-up for the others."""
 
     def __init__(self, topic: np.ndarray, doc: np.ndarray, grade: np.ndarray, n_docs: int):
         self.n_docs = max(n_docs, 1)
@@ -709,19 +728,17 @@ class _JudgedDocs:
         self.single_topic[doc[once]] = topic[once]
         self.single_grade[doc[once]] = grade[once]
         self.multi = count > 1
-        keys = topic[~once].astype(np.int64) * self.n_docs + doc[~once]
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.key_grades = keys[order], grade[~once][order]
+        self.keys = pd.Index(topic[~once].astype(np.int64) * self.n_docs + doc[~once])  # unique pairs
+        self.key_grades = grade[~once]
 
     def grades(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
         """Grade codes of (topic, document number) pairs (``UNPOOLED`` when not judged)."""
         out = np.where(self.single_topic[doc] == topic, self.single_grade[doc], np.int32(UNPOOLED))
         several = np.flatnonzero(self.multi[doc])
         if len(several) and len(self.keys):
-            key = topic[several].astype(np.int64) * self.n_docs + doc[several]
-            pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
-            found = self.keys[pos] == key
-            out[several[found]] = self.key_grades[pos[found]]
+            at = self.keys.get_indexer(topic[several].astype(np.int64) * self.n_docs + doc[several])
+            found = at >= 0
+            out[several[found]] = self.key_grades[at[found]]
         return out.astype(np.int32, copy=False)
 
 
