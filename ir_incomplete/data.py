@@ -645,14 +645,15 @@ class PreparedRuns:
         self._uses += 1
         if self._uses > 1 and self._docs is None:
             self._index_documents()  # evaluated again: index the distinct documents once
+        docs = self._docs  # read once: worker threads may share this object
         if len(sel) and len(qrels.keys):
             # only documents the qrels mention can have a grade: find them, then look up their
             # (topic, doc) pairs exactly
             lo = int(self.row_starts[sel].min())  # the selected runs' items are one contiguous range
             hi = int((self.row_starts[sel] + self.lengths[sel]).max())
-            if self._docs:
-                doc_of_item, _, row_of_item = self._docs
-                judged = self._judged_by_index(qrels)
+            if docs:
+                doc_of_item, ids, row_of_item = docs
+                judged = self._judged_by_index(qrels, ids)
                 cand = np.flatnonzero(judged.any_topic[doc_of_item[lo:hi]]) + lo
                 item_row = row_of_item[cand]
             else:
@@ -663,7 +664,7 @@ class PreparedRuns:
             out_row = new_row[item_row]
             ok = out_row >= 0
             cand, item_row, out_row = cand[ok], item_row[ok], out_row[ok]
-            if self._docs:
+            if docs:
                 grades = judged.grades(row_topic[item_row], doc_of_item[cand])
             else:
                 doc_codes = qrels.doc_codes(self.doc_ids[cand], self.hashes[cand])
@@ -691,18 +692,20 @@ class PreparedRuns:
             self._docs = False
             return
         row_of_item = np.repeat(np.arange(self.n_rows, dtype=np.int64), self.lengths)
-        self._docs = (item_doc.astype(np.int64), ids, row_of_item)
         self._docs_index, self._docs_probe = pd.Index(distinct), hash(_HASH_PROBE)
+        self._docs = (item_doc.astype(np.int64), ids, row_of_item)
 
-    def _judged_by_index(self, qrels: Qrels) -> _JudgedDocs:
-        """The judgments of ``qrels`` in terms of the distinct documents of these runs (kept for the
-        last qrels: chunks of one evaluation share it)."""
-        if self._judged is not None and self._judged[0] is qrels:
-            return self._judged[1]
-        _, ids, _ = self._docs
+    def _judged_by_index(self, qrels: Qrels, ids: np.ndarray) -> _JudgedDocs:
+        """The judgments of ``qrels`` in terms of the distinct documents ``ids`` of these runs (kept for
+        the last qrels: chunks of one evaluation share it)."""
+        cached = self._judged
+        if cached is not None and cached[0] is qrels:
+            return cached[1]
+        index = self._docs_index
         if self._docs_probe != hash(_HASH_PROBE):  # unpickled in a process that hashes differently
-            self._docs_index, self._docs_probe = pd.Index(_hash_ids(ids)), hash(_HASH_PROBE)
-        of_judged = self._docs_index.get_indexer(qrels.doc_hashes())
+            index = pd.Index(_hash_ids(ids))
+            self._docs_index, self._docs_probe = index, hash(_HASH_PROBE)
+        of_judged = index.get_indexer(qrels.doc_hashes())
         hit = np.flatnonzero(of_judged >= 0)
         same = ids[of_judged[hit]] == qrels.doc_ids[hit]
         of_judged[hit[~same]] = -1
