@@ -27,6 +27,7 @@ import pstats
 import resource
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ import pandas as pd
 import pytrec_eval
 
 import ir_incomplete
+from ir_incomplete.data import _descending_score_keys
 
 SEED = 20240607
 TOLERANCE = 1e-9
@@ -53,8 +55,9 @@ class Reference:
     """Reference implementations of a family's measures, in the same order as the family's measures.
 
     ``ir_measures``: measure strings computed with ``ir_measures.pytrec_eval.calc_aggregate``;
-    ``pytrec_eval``: pytrec_eval measure names for ``RelevanceEvaluator`` (with ``relevance_level``).
-    Either may be empty. A family whose reference is neither (e.g. a paper's own code) can instead give
+    ``pytrec_eval``: pytrec_eval measure names for ``RelevanceEvaluator`` (with ``relevance_level``);
+    ``ranx``: ranx metric names (timed only when ranx is installed; it is no dependency).
+    Any may be empty. A family whose reference is neither (e.g. a paper's own code) can instead give
     a callable ``f(qrels_frame, run_frame) -> [mean value per measure]`` (mean over the qrels' topics,
     0 for a topic the run does not answer); it is timed once per run.
     """
@@ -62,6 +65,7 @@ class Reference:
     ir_measures: Sequence[str] = ()
     pytrec_eval: Sequence[str] = ()
     relevance_level: int = 1
+    ranx: Sequence[str] = ()
 
 
 ReferenceSpec = Reference | Callable[[pd.DataFrame, pd.DataFrame], Sequence[float]] | None
@@ -72,7 +76,7 @@ ReferenceSpec = Reference | Callable[[pd.DataFrame, pd.DataFrame], Sequence[floa
 FAMILIES: dict[str, tuple[Sequence[str], ReferenceSpec]] = {
     "infAP": (("infAP",), Reference(ir_measures=("infAP",), pytrec_eval=("infAP",))),
     "infAP-variants": (("infAP(c=1.5)", "infAP(variant=uniform)@100"), None),
-    "Bpref": (("Bpref",), Reference(ir_measures=("Bpref",), pytrec_eval=("bpref",))),
+    "Bpref": (("Bpref",), Reference(ir_measures=("Bpref",), pytrec_eval=("bpref",), ranx=("bpref",))),
     "AP-family": (("indAP", "indAP(variant=original)", "subAP", "Bpref(variant=paper)", "Bpref10", "RankEff"), None),
     "graded-AP": (("GAP(g=0.5,0.5)", "xGAP(g=0.5,0.5)", "eGAP(g=0.5,0.5)"), None),
     "BootNDCG": (("BootNDCG@10", "NDCGUpper@10"), None),
@@ -273,7 +277,8 @@ class Row:
     seconds: float
     ratio: float | None = None  # seconds / our evaluate time (reference rows, our provider row)
     vs_baseline: float | None = None  # our time / our BASELINE_FAMILY time (ours-only families)
-    kind: str = "ours"  # ours | reference | conversion
+    kind: str = "ours"  # ours | reference | conversion | floor
+    memory_mb: float | None = None  # peak memory growth during one call (MB), when measured
 
 
 def _max_diff(a: Values, b: Values) -> float:
@@ -300,23 +305,41 @@ def bench_family(
     checks: list[tuple[str, bool]],
     baseline: dict[str, float],
     profiles: list[str] | None,
+    memory: bool = False,
 ) -> None:
-    """Time every contender of ``family`` on ``scale``; append rows, value checks (and profiles)."""
+    """Time every contender of ``family`` on ``scale``; append rows, value checks (and profiles).
+    With ``memory``, each main contender runs once more, untimed, for its peak memory growth."""
     strings, reference = FAMILIES[family]
     measures = [ir_incomplete.parse(s) for s in strings]
     single = len(scale.runs) == 1
     reps = scale.repeats
     ours_provider = ir_measures.providers.registry["ir_incomplete"]
 
+    def peak(thunk):
+        return peak_memory_mb(thunk) if memory else None
+
     log(f"[{scale.name}] {family}: ours (evaluate)")
     t_ours, ours = best_of(reps, lambda: _ours_evaluate(scale, measures))
     if family == BASELINE_FAMILY:
         baseline[scale.name] = t_ours
     label = "ours: ir_incomplete.evaluate" + ("" if single else f" (one call, {len(scale.runs)} runs)")
-    ours_row = Row(scale.name, family, label, t_ours)
+    ours_row = Row(scale.name, family, label, t_ours, memory_mb=peak(lambda: _ours_evaluate(scale, measures)))
     rows.append(ours_row)
     if profiles is not None:
         profiles.append(_profile(scale, family, measures))
+    if family == BASELINE_FAMILY:
+        log(f"[{scale.name}] {family}: numpy floor")
+        t_floor = numpy_floor(scale)
+        rows.append(
+            Row(
+                scale.name,
+                family,
+                "numpy floor: hash doc ids + one argsort + cumsum (inputs prepared outside the timer)",
+                t_floor,
+                ratio=t_floor / t_ours,
+                kind="floor",
+            )
+        )
 
     log(f"[{scale.name}] {family}: ours (provider via ir_measures)")
     t_prov, prov = best_of(reps, lambda: _via_provider(ours_provider, scale, measures))
@@ -350,14 +373,15 @@ def bench_family(
                     t_ref,
                     ratio=t_ref / t_ours,
                     kind="reference",
+                    memory_mb=peak(lambda: _via_provider(ir_measures.pytrec_eval, scale, ref_measures)),
                 )
             )
         if reference.pytrec_eval:
             log(f"[{scale.name}] {family}: pytrec_eval directly")
             t_dicts, (qrels_dict, run_dicts) = best_of(reps, lambda: _pytrec_dicts(scale))
-            t_eval, ref = best_of(
-                reps, lambda: _pytrec_evaluate(qrels_dict, run_dicts, reference.pytrec_eval, reference.relevance_level)
-            )
+            names, level = reference.pytrec_eval, reference.relevance_level
+            t_eval, ref = best_of(reps, lambda: _pytrec_evaluate(qrels_dict, run_dicts, names, level))
+            mem_eval = peak(lambda: _pytrec_evaluate(qrels_dict, run_dicts, names, level))
             del qrels_dict, run_dicts
             checks.append(_check(scale, family, "pytrec_eval", ours, ref))
             rows.append(Row(scale.name, family, "pytrec_eval: DataFrames → dict of dicts", t_dicts, kind="conversion"))
@@ -365,10 +389,12 @@ def bench_family(
                 Row(
                     scale.name,
                     family,
-                    "pytrec_eval: RelevanceEvaluator + evaluate" + ("" if single else " (one evaluator, loop per run)"),
+                    "pytrec_eval alone: RelevanceEvaluator + evaluate (dicts prepared outside the timer)"
+                    + ("" if single else " (one evaluator, loop per run)"),
                     t_eval,
                     ratio=t_eval / t_ours,
                     kind="reference",
+                    memory_mb=mem_eval,
                 )
             )
             rows.append(
@@ -379,6 +405,25 @@ def bench_family(
                     t_dicts + t_eval,
                     ratio=(t_dicts + t_eval) / t_ours,
                     kind="reference",
+                )
+            )
+        if reference.ranx and _ranx() is not None:
+            log(f"[{scale.name}] {family}: ranx")
+            metrics = reference.ranx
+            t_ranx, ref = best_of(reps, lambda: _ranx_evaluate(scale, metrics))
+            text, ok = _check(scale, family, "ranx", ours, ref)
+            checks.append((text + ("" if ok else " (ranx's own conventions: informative only)"), True))
+            rows.append(
+                Row(
+                    scale.name,
+                    family,
+                    "ranx: Qrels/Run.from_df + evaluate"
+                    + ("" if single else " (loop per run)")
+                    + ("" if ok else " [values differ from trec_eval]"),
+                    t_ranx,
+                    ratio=t_ranx / t_ours,
+                    kind="reference",
+                    memory_mb=peak(lambda: _ranx_evaluate(scale, metrics)),
                 )
             )
     else:
@@ -395,6 +440,82 @@ def bench_family(
                 kind="reference",
             )
         )
+
+
+def peak_memory_mb(thunk: Callable[[], Any]) -> float | None:
+    """Peak extra memory (MB) of one call of ``thunk``: the larger of tracemalloc's peak (every Python
+    and numpy allocation, even in memory the process already holds) and the growth of the resident set
+    over the call (its high-water mark is reset just before; this catches C/C++ allocations such as
+    pytrec_eval's, which tracemalloc does not see). Linux; ``None`` elsewhere."""
+    gc.collect()
+    try:
+        before = _proc_status_mb("VmRSS")
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except (OSError, ValueError):
+        return None
+    tracemalloc.start()
+    try:
+        result = thunk()
+        _, traced = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    resident = _proc_status_mb("VmHWM") - before
+    del result
+    return max(traced / 2**20, resident, 0.0)
+
+
+def _proc_status_mb(key: str) -> float:
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024.0
+    raise ValueError(f"{key} not in /proc/self/status")
+
+
+def numpy_floor(scale: Scale) -> float:
+    """The least work any evaluation from these DataFrames does, in numpy: hash every document id once
+    (``np.fromiter(map(hash, ids))``), one stable argsort of the (query, float32 score) keys, one cumsum
+    over the ranked relevance. The query codes, sort keys and relevance matrix are prepared outside the
+    timer; each step is timed best of the scale's repeats and the times are added."""
+    total = 0.0
+    for run in scale.runs.values():
+        doc_ids = run["doc_id"].to_numpy(dtype=object)
+        codes, _ = pd.factorize(run["query_id"].to_numpy(dtype=object))
+        key = (codes.astype(np.int64) << 32) | _descending_score_keys(run["score"].to_numpy(dtype=np.float64))
+        depth = max(int(np.bincount(codes).max()) if len(codes) else 1, 1)
+        relevance = np.zeros((int(codes.max()) + 1 if len(codes) else 1, depth), dtype=np.float64)
+        t_hash, _ = best_of(scale.repeats, lambda ids=doc_ids: np.fromiter(map(hash, ids), np.int64, count=len(ids)))
+        t_sort, _ = best_of(scale.repeats, lambda key=key: np.argsort(key, kind="stable"))
+        t_cumsum, _ = best_of(scale.repeats, lambda rel=relevance: np.cumsum(rel, axis=1))
+        total += t_hash + t_sort + t_cumsum
+    return total
+
+
+def _ranx():
+    try:
+        import ranx
+    except ImportError:
+        return None
+    return ranx
+
+
+def _ranx_evaluate(scale: Scale, metrics: Sequence[str]) -> Values:
+    """ranx from the same DataFrames (its ``from_df`` needs ``object`` id columns: converted inside the
+    timer): ``Qrels.from_df`` once, ``Run.from_df`` + ``evaluate`` per run (``make_comparable``: every
+    qrels query counts), mean over the qrels' queries (a NaN query counts 0)."""
+    ranx = _ranx()
+    ids = {"query_id": object, "doc_id": object}
+    qrels = ranx.Qrels.from_df(scale.qrels.astype(ids), q_id_col="query_id", doc_id_col="doc_id", score_col="relevance")
+    n_topics = scale.qrels["query_id"].nunique()
+    out = {}
+    for name, frame in scale.runs.items():
+        run = ranx.Run.from_df(frame.astype(ids), q_id_col="query_id", doc_id_col="doc_id", score_col="score")
+        per_query = ranx.evaluate(qrels, run, list(metrics), return_mean=False, make_comparable=True)
+        if not isinstance(per_query, dict):
+            per_query = {metrics[0]: per_query}
+        out[name] = [float(np.nansum(per_query[m])) / n_topics for m in metrics]
+    return out
 
 
 def _check(scale: Scale, family: str, who: str, ours: Values, ref: Values) -> tuple[str, bool]:
@@ -436,6 +557,8 @@ def _warm_up(families: Sequence[str]) -> None:
     _via_provider(ir_measures.pytrec_eval, tiny, [ir_measures.parse_measure("infAP")])
     q, r = _pytrec_dicts(tiny)
     _pytrec_evaluate(q, r, ["infAP"], 1)
+    if _ranx() is not None:  # numba compiles on first use
+        _ranx_evaluate(tiny, ["bpref"])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -446,6 +569,8 @@ def _ratio_text(row: Row) -> str:
         return f"{row.vs_baseline:.2f}× our {BASELINE_FAMILY}"
     if row.ratio is None:
         return ""
+    if row.kind == "floor":
+        return f"ours = {1 / row.ratio:.2f}× the floor"
     if row.kind == "reference":
         return f"ours {_speed(row.ratio)}"
     return f"{row.ratio:.2f}× ours"
@@ -462,6 +587,10 @@ def _seconds(s: float) -> str:
     return f"{s:.3f}" if s >= 0.01 else f"{s:.4f}"
 
 
+def _megabytes(row: Row) -> str:
+    return "" if row.memory_mb is None else f"{row.memory_mb:,.0f}"
+
+
 def print_text(rows: list[Row], headers: dict[str, str]) -> None:
     width = max(len(r.contender) for r in rows) + 2
     fam_w = max(len(r.family) for r in rows) + 2
@@ -470,15 +599,21 @@ def print_text(rows: list[Row], headers: dict[str, str]) -> None:
         if row.scale != current:
             current = row.scale
             print(f"\n== {headers[row.scale]}")
-            print(f"{'family':<{fam_w}}{'contender':<{width}}{'time (s)':>10}   ratio (reference / ours)")
-        print(f"{row.family:<{fam_w}}{row.contender:<{width}}{_seconds(row.seconds):>10}   {_ratio_text(row)}")
+            print(f"{'family':<{fam_w}}{'contender':<{width}}{'time (s)':>10}{'peak MB':>9}   ratio (reference / ours)")
+        print(
+            f"{row.family:<{fam_w}}{row.contender:<{width}}{_seconds(row.seconds):>10}{_megabytes(row):>9}   "
+            f"{_ratio_text(row)}"
+        )
 
 
 def print_markdown(rows: list[Row], headers: dict[str, str]) -> None:
-    print("| scale | family | contender | time (s) | reference / ours |")
-    print("|---|---|---|---:|---|")
+    print("| scale | family | contender | time (s) | peak memory (MB) | reference / ours |")
+    print("|---|---|---|---:|---:|---|")
     for row in rows:
-        print(f"| {row.scale} | {row.family} | {row.contender} | {_seconds(row.seconds)} | {_ratio_text(row)} |")
+        print(
+            f"| {row.scale} | {row.family} | {row.contender} | {_seconds(row.seconds)} | {_megabytes(row)} "
+            f"| {_ratio_text(row)} |"
+        )
     print()
     for name in dict.fromkeys(r.scale for r in rows):
         print(f"- {headers[name]}")
@@ -493,6 +628,11 @@ def summary(rows: list[Row]) -> list[str]:
         for row in items:
             if row.kind == "reference" and row.ratio is not None:
                 lines.append(f"{scale} {row.family}: ours is {_speed(row.ratio)} than {row.contender}")
+            if row.kind == "floor" and row.ratio is not None:
+                lines.append(
+                    f"{scale} {row.family}: ours takes {1 / row.ratio:.2f}× the numpy floor (hash + sort + cumsum; "
+                    f"target at scale M: ≤ 2×)"
+                )
             if row.vs_baseline is not None:
                 target = "within" if row.vs_baseline <= 2 else "NOT within"
                 lines.append(
@@ -531,6 +671,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats-m", type=int, default=1, help="best of N for M (default 1)")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table (for the README)")
     parser.add_argument("--profile", action="store_true", help="also cProfile our evaluate call per scale")
+    parser.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="skip the peak-memory column (each main contender otherwise runs once more, untimed)",
+    )
     args = parser.parse_args(argv)
     scales = _names(args.scales, ("S", "M", "COVID"), "scales")
     families = _names(args.families, list(FAMILIES), "families")
@@ -574,7 +719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 scale.repeats, lambda scale=scale, measures=measures: _ours_evaluate(scale, measures)
             )
         for family in families:
-            bench_family(scale, family, rows, checks, baseline, profiles)
+            bench_family(scale, family, rows, checks, baseline, profiles, memory=not args.no_memory)
         notes.append(
             f"peak RSS of the process after {name}: {_rss_mb():,.0f} MB (ru_maxrss: includes the "
             f"data and every contender so far)"
@@ -582,6 +727,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         del scale
         gc.collect()
 
+    if not args.no_memory:
+        notes.append(
+            "peak memory: extra memory of one more, untimed call of the contender: the larger of "
+            "tracemalloc's peak (Python and numpy allocations) and the growth of the resident set (C/C++ "
+            "allocations such as pytrec_eval's); the loaded data are not counted"
+        )
     if not rows:
         for note in notes:
             print(note)

@@ -9,13 +9,16 @@ from typing import Any
 import numpy as np
 
 from ir_incomplete._lazy import pandas as pd
-from ir_incomplete.data import Qrels, rank_runs, read_trec_run, run_columns
+from ir_incomplete.data import PreparedRuns, Qrels, _prepare, read_trec_run, run_columns
 from ir_incomplete.provider import as_incomplete, computable
 
 __all__ = ["evaluate", "as_measures", "as_run_mapping", "TOPIC_SETS"]
 
 #: which queries ``evaluate`` reports and averages: every query of the qrels, or those the run answers
 TOPIC_SETS = ("qrels", "run")
+
+#: default ``chunk_rows`` of :func:`evaluate`: run rows converted and scored together
+DEFAULT_CHUNK_ROWS = 2_000_000
 
 
 def as_measures(measures) -> list[Any]:
@@ -161,6 +164,7 @@ def evaluate(
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
     topics: str = "qrels",
+    chunk_rows: int | None = DEFAULT_CHUNK_ROWS,
 ) -> pd.DataFrame:
     """Evaluate one or many runs with many measures, converting the qrels once.
 
@@ -169,7 +173,9 @@ def evaluate(
     runs
         ``{name: run}`` (each a DataFrame with ``query_id/doc_id/score`` or ``qid/docno/score``, a
         dict of dicts, an iterable of ``ScoredDoc`` or a TREC run path), a DataFrame with a ``run``
-        column, a single run, a directory of run files or a list of run files.
+        column, a single run, a directory of run files or a list of run files; or
+        :class:`ir_incomplete.data.PreparedRuns` (:func:`ir_incomplete.data.prepare_runs`): runs converted
+        once, evaluated here against ``qrels`` at the cost of a grade look-up (robustness studies do this).
     qrels
         DataFrame (``query_id/doc_id/relevance`` or ``qid/docno/label``), dict of dicts, iterable of
         ``Qrel``, TREC qrels path, or a :class:`ir_incomplete.data.Qrels`.
@@ -190,6 +196,11 @@ def evaluate(
         measure's default (0), as ``ir_measures`` and trec_eval ``-c``; ``"run"``: only the queries of
         the qrels that the run answers, as trec_eval without ``-c`` and NIST's ``sample_eval`` (its
         ``all`` line averages over these).
+    chunk_rows
+        Memory bound: runs are converted and scored a group of whole runs at a time, each group holding
+        at most this many run rows (retrieved documents) in all, or one run when a single run is larger.
+        Peak memory grows with this number, not with the number of runs; the results do not depend on
+        it. Default 2,000,000 (about 0.2 GB of working memory); ``None``: all runs at once.
 
     Returns
     -------
@@ -200,32 +211,60 @@ def evaluate(
     if topics not in TOPIC_SETS:
         raise ValueError(f"topics={topics!r} is not valid; choices: {', '.join(TOPIC_SETS)}")
     measures = as_measures(measures)
-    run_map = as_run_mapping(runs)
+    if chunk_rows is not None and (
+        isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) or chunk_rows < 1
+    ):
+        raise ValueError(f"chunk_rows={chunk_rows!r} is not valid; expected an integer >= 1 or None (all runs at once)")
+    prepared = runs if isinstance(runs, PreparedRuns) else None
+    if prepared is not None:
+        if prepared.score_precision != score_precision:
+            raise ValueError(
+                f"these PreparedRuns were ordered with score_precision={prepared.score_precision!r}, "
+                f"not {score_precision!r}"
+            )
+        run_map = None
+        names = list(prepared.run_names)
+    else:
+        run_map = as_run_mapping(runs)
+        names = list(run_map)
     judged = Qrels.from_any(qrels, negative=negative)
-    names = list(run_map)
     frames = []
     ours = [(m, as_incomplete(m)) for m in measures if computable(m)]
     others = [m for m in measures if not computable(m)]
-    if ours and others:  # both paths read every run: read files once
+    if ours and others and run_map is not None:  # both paths read every run: read files once
         run_map = {
             name: read_trec_run(run) if isinstance(run, (str, os.PathLike)) else run for name, run in run_map.items()
         }
     if ours:
-        ranked = rank_runs(run_map, judged, score_precision)
         n_runs, n_topics = len(names), judged.n_topics
+        grids = [np.full((n_runs, n_topics), float(measure.DEFAULT)) for measure, _ in ours]
+        answered = np.zeros((n_runs, n_topics), dtype=bool)  # (run, query) pairs the runs answer
+        chunks = (
+            _prepared_chunks(prepared, judged, chunk_rows)
+            if prepared is not None
+            else _run_chunks(run_map, judged, score_precision, chunk_rows)
+        )
+        for first, ranked in chunks:
+            answered[first + ranked.run_of_row, ranked.topic_of_row] = True
+            for (_, impl), grid in zip(ours, grids, strict=True):
+                grid[first + ranked.run_of_row, ranked.topic_of_row] = impl.compute(ranked, judged)
+            del ranked
         run_col = np.repeat(np.array(names, dtype=object), n_topics)
         qid_col = np.tile(judged.topic_ids, n_runs)
-        for measure, impl in ours:
-            grid = np.full((n_runs, n_topics), float(measure.DEFAULT))
-            grid[ranked.run_of_row, ranked.topic_of_row] = impl.compute(ranked, judged)
+        for (measure, _), grid in zip(ours, grids, strict=True):
             frames.append(
                 pd.DataFrame({"run": run_col, "query_id": qid_col, "measure": repr(measure), "value": grid.ravel()})
             )
     if others:
-        frames.extend(_evaluate_elsewhere(run_map, judged, others))
+        frames.extend(_evaluate_elsewhere(run_map if run_map is not None else prepared.frames(), judged, others))
     result = pd.concat(frames, ignore_index=True)
     if topics == "run":
-        result = _answered_only(result, run_map, judged, ranked if ours else None)
+        if ours:
+            run_index, topic_index = np.nonzero(answered)
+            pairs = pd.MultiIndex.from_arrays([np.array(names, dtype=object)[run_index], judged.topic_ids[topic_index]])
+        else:
+            pairs = _answered_pairs(run_map if run_map is not None else prepared.frames())
+        result = _answered_only(result, pairs)
     order = {repr(m): i for i, m in enumerate(measures)}
     result["_m"] = result["measure"].map(order)
     result["_r"] = result["run"].map({n: i for i, n in enumerate(names)})
@@ -235,14 +274,47 @@ def evaluate(
     return result
 
 
-def _answered_only(result: pd.DataFrame, run_map, judged: Qrels, ranked) -> pd.DataFrame:
-    """The rows of ``result`` whose (run, query) the run answers."""
-    if ranked is not None:
-        names = np.array(ranked.run_names, dtype=object)
-        answered = pd.MultiIndex.from_arrays([names[ranked.run_of_row], judged.topic_ids[ranked.topic_of_row]])
-    else:
-        pairs = [(name, qid) for name, run in run_map.items() for qid in pd.unique(run_columns(run)[0])]
-        answered = pd.MultiIndex.from_tuples(pairs) if pairs else pd.MultiIndex.from_arrays([[], []])
+def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | None):
+    """``(index of the first run, RankedLists)`` of consecutive groups of whole runs of at most
+    ``chunk_rows`` rows (or one run); each run is read when its group is converted."""
+    chunk, size, first = [], 0, 0
+    for i, (name, run) in enumerate(run_map.items()):
+        columns = run_columns(run)
+        if chunk and chunk_rows is not None and size + len(columns[0]) > chunk_rows:
+            yield first, _prepare(chunk, score_precision, judged.topic_index).rank(judged)
+            chunk, size, first = [], 0, i
+        chunk.append((name, columns))
+        size += len(columns[0])
+        del columns
+    if chunk:
+        yield first, _prepare(chunk, score_precision, judged.topic_index).rank(judged)
+
+
+def _prepared_chunks(prepared: PreparedRuns, judged: Qrels, chunk_rows: int | None):
+    """:func:`_run_chunks` for runs converted once (row indices of runs are already global)."""
+    sizes = prepared.run_sizes()
+    start = 0
+    while start < len(sizes):
+        stop = start + 1
+        if chunk_rows is None:
+            stop = len(sizes)
+        else:
+            total = sizes[start]
+            while stop < len(sizes) and total + sizes[stop] <= chunk_rows:
+                total += sizes[stop]
+                stop += 1
+        yield 0, prepared.rank(judged, runs=slice(start, stop))
+        start = stop
+
+
+def _answered_pairs(run_map) -> pd.MultiIndex:
+    """The (run, query) pairs that the runs of ``run_map`` answer."""
+    pairs = [(name, qid) for name, run in run_map.items() for qid in pd.unique(run_columns(run)[0])]
+    return pd.MultiIndex.from_tuples(pairs) if pairs else pd.MultiIndex.from_arrays([[], []])
+
+
+def _answered_only(result: pd.DataFrame, answered: pd.MultiIndex) -> pd.DataFrame:
+    """The rows of ``result`` whose (run, query) is among ``answered``."""
     keep = pd.MultiIndex.from_arrays([result["run"], result["query_id"]]).isin(answered)
     return result[keep].reset_index(drop=True)
 

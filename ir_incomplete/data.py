@@ -15,8 +15,9 @@ Ranking order (spec §1.3, D19): score descending, compared as single-precision 
 trec_eval 9.x, pytrec_eval and ir_measures do), ties broken by document id descending, byte-wise.
 A document twice in one ranking is an error that names it.
 
-Everything here is vectorized: text ids are hashed once, joined with integer look-ups, ordered with one
-stable sort that is linear when the input is already in ranking order.
+Everything here is vectorized: document ids are hashed once; runs already in ranking order (as TREC
+runs usually are) are recognised in one pass and not sorted; only documents the qrels mention are looked
+up. :func:`prepare_runs` does the qrels-independent part once, for runs evaluated against many qrels.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ __all__ = [
     "read_trec_qrels",
     "read_trec_prels",
     "read_trec_run",
+    "PreparedRuns",
+    "prepare_runs",
     "rank_runs",
     "run_columns",
     "trec_order",
@@ -51,6 +54,8 @@ __all__ = [
 
 _DENSE_LOOKUP_CELLS = 4_000_000  # qrels look-up through a dense [topics × judged docs] table up to this size
 _FIXED_WIDTH_CHARS = 64  # tie-breaking sorts ids as fixed-width strings when none is longer
+_HASH_PROBE = "ir_incomplete.data: hash seed probe"  # hash() of str differs between processes: detect it
+_FILTER_BLOCK = 1 << 20  # documents checked against the qrels' hash table per step (bounds temporaries)
 
 POOLED_UNJUDGED = -2
 UNPOOLED = -1
@@ -424,6 +429,10 @@ class Qrels:
     _doc_hash_index: pd.Index | None = field(repr=False, default=None)
     _dense: np.ndarray | None = field(repr=False, default=None)
     _grade_counts: np.ndarray | None = field(repr=False, default=None)
+    _filter: np.ndarray | None = field(repr=False, default=None)
+    _doc_hashes: np.ndarray | None = field(repr=False, default=None)
+    _key_index: pd.Index | None = field(repr=False, default=None)
+    _hash_probe: int = field(repr=False, default=0)
 
     @classmethod
     def from_any(cls, qrels, negative: str = "pooled_unjudged") -> Qrels:
@@ -556,10 +565,41 @@ class Qrels:
         return self._stratum_summary
 
     # -- look-up ------------------------------------------------------------------------------------------
+    def _check_hashes(self) -> None:
+        """Drop hash tables built by another process (``str`` hashes differ between processes)."""
+        probe = hash(_HASH_PROBE)
+        if self._hash_probe != probe:
+            self._doc_hash_index = self._filter = self._doc_hashes = None
+            self._hash_probe = probe
+
+    def doc_hashes(self) -> np.ndarray:
+        """64-bit hashes of ``doc_ids`` in this process (computed once)."""
+        self._check_hashes()
+        if self._doc_hashes is None:
+            self._doc_hashes = _hash_ids(self.doc_ids)
+        return self._doc_hashes
+
+    def mentioned(self, hashes: np.ndarray) -> np.ndarray:
+        """Positions of the document hashes that may be those of judged documents: a superset (a
+        bit table of the judged documents' hashes), to be confirmed by :meth:`doc_codes`."""
+        self._check_hashes()
+        if self._filter is None:
+            bits = int(np.clip(np.ceil(np.log2(max(len(self.doc_ids), 1) * 16)), 12, 26))
+            table = np.zeros(1 << bits, dtype=bool)
+            table[self.doc_hashes() & ((1 << bits) - 1)] = True
+            self._filter = table
+        mask = len(self._filter) - 1
+        parts = [
+            np.flatnonzero(self._filter[hashes[start : start + _FILTER_BLOCK] & mask]) + start
+            for start in range(0, len(hashes), _FILTER_BLOCK)
+        ]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
     def doc_codes(self, dids: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         """Index of each doc id in ``doc_ids`` (−1 when never judged), via 64-bit hashes, verified."""
+        self._check_hashes()
         if self._doc_hash_index is None:
-            qh = _hash_ids(self.doc_ids)
+            qh = self.doc_hashes()
             self._doc_hash_index = pd.Index(qh) if pd.Index(qh).is_unique else None
             if self._doc_hash_index is None:  # colliding hashes among judged ids: exact string look-up
                 self._doc_hash_index = False
@@ -584,11 +624,11 @@ class Qrels:
                 self._dense = dense
             out[known] = self._dense[topic_codes[known].astype(np.int64) * n_docs + doc_codes[known]]
         elif len(known) and len(self.keys):
-            key = topic_codes[known].astype(np.int64) * max(len(self.doc_ids), 1) + doc_codes[known]
-            pos = np.searchsorted(self.keys, key)
-            pos_c = np.minimum(pos, len(self.keys) - 1)
-            found = self.keys[pos_c] == key
-            out[known[found]] = self.grades[pos_c[found]]
+            if self._key_index is None:
+                self._key_index = pd.Index(self.keys)  # unique (topic, doc) keys: a hash look-up
+            at = self._key_index.get_indexer(topic_codes[known].astype(np.int64) * n_docs + doc_codes[known])
+            found = at >= 0
+            out[known[found]] = self.grades[at[found]]
         return out
 
 
@@ -699,8 +739,9 @@ class RankedLists:
     topic_of_row: np.ndarray
     run_names: list[str]
     qrels: Qrels
-    #: document ids of every row in ranking order, concatenated (row ``i`` starts at ``row_starts[i]``);
-    #: ``None`` when not kept. Used by measures that order documents by id (``BootNDCG(order=docid)``).
+    #: document ids in ranking order: row ``i`` is ``doc_ids[row_starts[i] : row_starts[i] + lengths[i]]``
+    #: (the array may hold other rows too); ``None`` when not kept. Used by measures that order documents
+    #: by id (``BootNDCG(order=docid)``).
     doc_ids: np.ndarray | None = field(default=None, repr=False)
     row_starts: np.ndarray | None = field(default=None, repr=False)
 
@@ -766,40 +807,341 @@ def trec_order(
     item, ascending), then score descending (compared as ``float32`` by default, as trec_eval 9 does),
     ties broken by document id descending, byte-wise (code-point order of the ``str`` ids).
 
-    One stable sort, linear when the input is already in this order; only tied items are re-sorted.
+    Items already in this order are recognised in one vectorized pass and not sorted; otherwise one
+    stable sort. Only tied items are compared by document id.
     """
+    order = _trec_order(ranking, scores, doc_ids, score_precision)
+    return np.arange(len(scores), dtype=np.int64) if order is None else order
+
+
+def _trec_order(ranking, scores, doc_ids, score_precision) -> np.ndarray | None:
+    """:func:`trec_order`, or ``None`` when the items already are in that order."""
     if score_precision not in SCORE_PRECISIONS:
         raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
     ranking = np.asarray(ranking, dtype=np.int64)
+    n = len(ranking)
+    order = None
     if score_precision == "float32":
-        order = np.argsort((ranking << 32) | _descending_score_keys(scores), kind="stable")
-        cmp_scores = scores[order].astype(np.float32)
+        key = (ranking << 32) | _descending_score_keys(scores)  # one int64: ranking, then score descending
+        if n > 1 and not bool(np.all(key[1:] >= key[:-1])):
+            order = np.argsort(key, kind="stable")
+            key = key[order]
+        tied = np.flatnonzero(key[1:] == key[:-1])
+        del key
     else:
-        order = np.lexsort((-scores, ranking))
-        cmp_scores = scores[order]
-    ranked = ranking[order]
-    tied = np.flatnonzero((ranked[1:] == ranked[:-1]) & (cmp_scores[1:] == cmp_scores[:-1]))
-    if len(tied):
-        pos = np.unique(np.concatenate((tied, tied + 1)))
-        sub_ids = doc_ids[order[pos]]
-        if max(map(len, sub_ids)) <= _FIXED_WIDTH_CHARS:
-            sub_ids = sub_ids.astype(str)  # fixed-width: same code-point order, sorted in C
-        _, doc_rank = np.unique(sub_ids, return_inverse=True)
-        group = np.cumsum(
-            np.concatenate(
-                (
-                    [True],
-                    ~(
-                        (ranked[pos[1:]] == ranked[pos[:-1]])
-                        & (cmp_scores[pos[1:]] == cmp_scores[pos[:-1]])
-                        & (pos[1:] == pos[:-1] + 1)
-                    ),
-                )
-            )
-        )
-        within = np.lexsort((-doc_rank.reshape(-1), group))
-        order[pos] = order[pos[within]]
+        if n > 1:
+            step = ranking[1:] - ranking[:-1]
+            if not bool(np.all((step > 0) | ((step == 0) & (scores[1:] <= scores[:-1])))):
+                order = np.lexsort((-scores, ranking))
+        ranked = ranking if order is None else ranking[order]
+        sorted_scores = scores if order is None else scores[order]
+        tied = np.flatnonzero((ranked[1:] == ranked[:-1]) & (sorted_scores[1:] == sorted_scores[:-1]))
+    if len(tied) == 0:
+        return order
+    first = tied if order is None else order[tied]
+    second = tied + 1 if order is None else order[tied + 1]
+    if bool(np.all(np.greater(doc_ids[first], doc_ids[second]))):  # ties already by doc id descending
+        return order
+    if order is None:
+        order = np.arange(n, dtype=np.int64)
+    pos = np.unique(np.concatenate((tied, tied + 1)))
+    sub_ids = doc_ids[order[pos]]
+    if max(map(len, sub_ids)) <= _FIXED_WIDTH_CHARS:
+        sub_ids = sub_ids.astype(str)  # fixed-width: same code-point order, sorted in C
+    _, doc_rank = np.unique(sub_ids, return_inverse=True)
+    # tie groups: consecutive tied positions (each adjacent tied pair shares ranking and score)
+    pair = np.zeros(n, dtype=bool)
+    pair[tied] = True  # position p ties with p + 1
+    group = np.cumsum(np.concatenate(([True], ~(pair[pos[:-1]] & (pos[1:] == pos[:-1] + 1)))))
+    within = np.lexsort((-doc_rank.reshape(-1), group))
+    order[pos] = order[pos[within]]
     return order
+
+
+_PAD32 = np.iinfo(np.int32).max
+
+
+@dataclass
+class PreparedRuns:
+    """Runs converted once, whatever the qrels: the documents of every (run, query) pair in trec_eval's
+    ranking order, their ids hashed once and checked for duplicates. :meth:`rank` then only looks up
+    grades against given qrels, so the same runs are evaluated against many qrels (robustness studies,
+    :func:`ir_incomplete.evaluate` called repeatedly) at the cost of a look-up, not of a conversion.
+
+    Build with :func:`prepare_runs`. Row ``i`` is the ranking of run ``run_names[row_run[i]]`` for query
+    ``row_query[i]``: documents ``doc_ids[row_starts[i] : row_starts[i] + lengths[i]]`` (scores alike),
+    best first. ``duplicate_rows`` are rows that list a document twice (``duplicate_docs``: the first such
+    document); ranking one of them against qrels that judge its query raises, as trec_eval refuses it.
+    Picklable: worker processes receive it once (document hashes are recomputed there when the process
+    hashes strings differently).
+    """
+
+    run_names: list[str]
+    score_precision: str
+    row_run: np.ndarray
+    row_query: np.ndarray
+    row_starts: np.ndarray
+    lengths: np.ndarray
+    doc_ids: np.ndarray
+    scores: np.ndarray
+    duplicate_rows: np.ndarray
+    duplicate_docs: np.ndarray
+    _hashes: np.ndarray = field(repr=False, default=None)
+    _hash_probe: int = field(repr=False, default=0)
+    _uses: int = field(repr=False, default=0)
+    # (document number of each item, distinct ids, row of each item), once evaluated twice; False: hashes collide
+    _docs: tuple | bool | None = field(repr=False, default=None)
+    _docs_index: pd.Index | None = field(repr=False, default=None)  # hashes of the distinct ids
+    _docs_probe: int = field(repr=False, default=0)
+    _frames: dict | None = field(repr=False, default=None)
+    _judged: tuple | None = field(repr=False, default=None)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_frames"] = state["_judged"] = None  # rebuilt where needed rather than shipped
+        return state
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.row_run)
+
+    @property
+    def hashes(self) -> np.ndarray:
+        """64-bit hashes of ``doc_ids`` in this process (recomputed once after unpickling elsewhere)."""
+        probe = hash(_HASH_PROBE)
+        if self._hashes is None or self._hash_probe != probe:
+            self._hashes = _hash_ids(self.doc_ids)
+            self._hash_probe = probe
+        return self._hashes
+
+    def run_sizes(self) -> np.ndarray:
+        """Number of documents of each run (all its queries)."""
+        return np.bincount(self.row_run, weights=self.lengths, minlength=len(self.run_names)).astype(np.int64)
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Each run as a ``query_id/doc_id/score`` DataFrame (ranking order; built once, shared: do not
+        modify them)."""
+        if self._frames is not None:
+            return dict(self._frames)
+        out = {}
+        for run_no, name in enumerate(self.run_names):
+            rows = np.flatnonzero(self.row_run == run_no)
+            items = _row_items(self.row_starts[rows], self.lengths[rows])
+            out[name] = pd.DataFrame(
+                {
+                    "query_id": pd.Series(np.repeat(self.row_query[rows], self.lengths[rows]), dtype=object),
+                    "doc_id": pd.Series(self.doc_ids[items], dtype=object),
+                    "score": self.scores[items],
+                }
+            )
+        self._frames = out
+        return dict(out)
+
+    def rank(self, qrels: Qrels, runs: slice | None = None) -> RankedLists:
+        """The :class:`RankedLists` of these runs (or of ``run_names[runs]``) against ``qrels``: rows of
+        the queries ``qrels`` judges, ordered by run, then topic code. Raises ``ValueError`` when such a
+        row lists a document twice."""
+        row_topic = qrels.topic_index.get_indexer(self.row_query) if self.n_rows else np.zeros(0, np.int64)
+        keep = row_topic >= 0
+        if runs is not None:
+            start, stop, _ = runs.indices(len(self.run_names))
+            keep &= (self.row_run >= start) & (self.row_run < stop)
+        kept = np.flatnonzero(keep)
+        sel = kept[np.lexsort((row_topic[kept], self.row_run[kept]))]
+        if len(self.duplicate_rows):
+            bad = np.flatnonzero(np.isin(sel, self.duplicate_rows))
+            if len(bad):
+                row = sel[bad[0]]
+                doc = self.duplicate_docs[np.flatnonzero(self.duplicate_rows == row)[0]]
+                raise ValueError(
+                    f"run {self.run_names[self.row_run[row]]!r} lists document {doc!r} more than once for "
+                    f"query {self.row_query[row]!r}; trec_eval refuses such runs (remove the duplicates "
+                    f"first, e.g. run.drop_duplicates(['query_id', 'doc_id']))"
+                )
+        lengths = self.lengths[sel]
+        depth = int(lengths.max()) if len(lengths) else 0
+        codes = np.where(np.arange(depth) < lengths[:, None], np.int32(UNPOOLED), np.int32(PAD)).astype(
+            np.int32, copy=False
+        )
+        self._uses += 1
+        if self._uses > 1 and self._docs is None:
+            self._index_documents()  # evaluated again: index the distinct documents once
+        docs = self._docs  # read once: worker threads may share this object
+        if len(sel) and len(qrels.keys):
+            # only documents the qrels mention can have a grade: find them, then look up their
+            # (topic, doc) pairs exactly
+            lo = int(self.row_starts[sel].min())  # the selected runs' items are one contiguous range
+            hi = int((self.row_starts[sel] + self.lengths[sel]).max())
+            if docs:
+                doc_of_item, ids, row_of_item = docs
+                judged = self._judged_by_index(qrels, ids)
+                cand = np.flatnonzero(judged.any_topic[doc_of_item[lo:hi]]) + lo
+                item_row = row_of_item[cand]
+            else:
+                cand = qrels.mentioned(self.hashes[lo:hi]) + lo
+                item_row = np.searchsorted(self.row_starts, cand, side="right") - 1
+            new_row = np.full(self.n_rows, -1, dtype=np.int64)
+            new_row[sel] = np.arange(len(sel))
+            out_row = new_row[item_row]
+            ok = out_row >= 0
+            cand, item_row, out_row = cand[ok], item_row[ok], out_row[ok]
+            if docs:
+                grades = judged.grades(row_topic[item_row], doc_of_item[cand])
+            else:
+                doc_codes = qrels.doc_codes(self.doc_ids[cand], self.hashes[cand])
+                grades = qrels.lookup(row_topic[item_row], doc_codes)
+            codes[out_row, cand - self.row_starts[item_row]] = grades
+        return RankedLists(
+            codes=codes,
+            lengths=lengths,
+            run_of_row=self.row_run[sel],
+            topic_of_row=row_topic[sel].astype(np.int64),
+            run_names=list(self.run_names),
+            qrels=qrels,
+            doc_ids=self.doc_ids,
+            row_starts=self.row_starts[sel],
+        )
+
+    def _index_documents(self) -> None:
+        """Number the distinct documents of all rows once (hash, then checked on the ids themselves), so
+        that each later look-up checks the qrels' documents against them instead of every item."""
+        item_doc, distinct = pd.factorize(self.hashes)
+        some = np.empty(len(distinct), dtype=np.int64)
+        some[item_doc] = np.arange(len(item_doc))  # an item of each document (any one: all are checked)
+        ids = self.doc_ids[some]
+        if not bool(np.all(ids[item_doc] == self.doc_ids)):  # two ids share a hash: keep the other path
+            self._docs = False
+            return
+        row_of_item = np.repeat(np.arange(self.n_rows, dtype=np.int64), self.lengths)
+        self._docs_index, self._docs_probe = pd.Index(distinct), hash(_HASH_PROBE)
+        self._docs = (item_doc.astype(np.int64), ids, row_of_item)
+
+    def _judged_by_index(self, qrels: Qrels, ids: np.ndarray) -> _JudgedDocs:
+        """The judgments of ``qrels`` in terms of the distinct documents ``ids`` of these runs (kept for
+        the last qrels: chunks of one evaluation share it)."""
+        cached = self._judged
+        if cached is not None and cached[0] is qrels:
+            return cached[1]
+        index = self._docs_index
+        if self._docs_probe != hash(_HASH_PROBE):  # unpickled in a process that hashes differently
+            index = pd.Index(_hash_ids(ids))
+            self._docs_index, self._docs_probe = index, hash(_HASH_PROBE)
+        of_judged = index.get_indexer(qrels.doc_hashes())
+        hit = np.flatnonzero(of_judged >= 0)
+        same = ids[of_judged[hit]] == qrels.doc_ids[hit]
+        of_judged[hit[~same]] = -1
+        n_docs = max(len(qrels.doc_ids), 1)
+        doc = of_judged[qrels.keys % n_docs]
+        valid = doc >= 0
+        judged = _JudgedDocs(qrels.keys[valid] // n_docs, doc[valid], qrels.grades[valid], len(ids))
+        self._judged = (qrels, judged)
+        return judged
+
+
+class _JudgedDocs:
+    """Judgments ``(topic, document number, grade code)`` with a grade look-up that is one gather for
+    documents judged for one topic only (most of them) and a hash look-up for the others."""
+
+    def __init__(self, topic: np.ndarray, doc: np.ndarray, grade: np.ndarray, n_docs: int):
+        self.n_docs = max(n_docs, 1)
+        count = np.bincount(doc, minlength=self.n_docs)
+        self.any_topic = count > 0
+        self.single_topic = np.full(self.n_docs, -1, dtype=np.int64)
+        self.single_grade = np.full(self.n_docs, UNPOOLED, dtype=np.int32)
+        once = count[doc] == 1
+        self.single_topic[doc[once]] = topic[once]
+        self.single_grade[doc[once]] = grade[once]
+        self.multi = count > 1
+        self.keys = pd.Index(topic[~once].astype(np.int64) * self.n_docs + doc[~once])  # unique pairs
+        self.key_grades = grade[~once]
+
+    def grades(self, topic: np.ndarray, doc: np.ndarray) -> np.ndarray:
+        """Grade codes of (topic, document number) pairs (``UNPOOLED`` when not judged)."""
+        out = np.where(self.single_topic[doc] == topic, self.single_grade[doc], np.int32(UNPOOLED))
+        several = np.flatnonzero(self.multi[doc])
+        if len(several) and len(self.keys):
+            at = self.keys.get_indexer(topic[several].astype(np.int64) * self.n_docs + doc[several])
+            found = at >= 0
+            out[several[found]] = self.key_grades[at[found]]
+        return out.astype(np.int32, copy=False)
+
+
+def _row_items(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Item indices of rows given by their starts and lengths, concatenated."""
+    total = int(lengths.sum())
+    out_starts = np.cumsum(lengths) - lengths
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - out_starts, lengths)
+
+
+def prepare_runs(runs: Mapping[str, Any], score_precision: str = "float32", topics=None) -> PreparedRuns:
+    """Convert runs (name → any run form) once, independently of any qrels (see :class:`PreparedRuns`).
+
+    ``topics`` (optional, query ids): keep only these queries (trec_eval ignores queries its qrels do not
+    judge). Raises ``ValueError`` on missing columns and non-numeric or non-finite scores.
+    """
+    if score_precision not in SCORE_PRECISIONS:
+        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
+    return _prepare([(name, run_columns(run)) for name, run in runs.items()], score_precision, topics)
+
+
+def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
+    """:func:`prepare_runs` from ``[(name, (query_ids, doc_ids, scores)), ...]`` (see :func:`run_columns`)."""
+    names = [name for name, _ in columns]
+    topic_index = None if topics is None else (topics if isinstance(topics, pd.Index) else pd.Index(topics))
+    ranking_parts, did_parts, score_parts, query_parts, run_parts = [], [], [], [], []
+    n_rows = 0
+    for run_no, (_name, (qids, dids, scores)) in enumerate(columns):
+        starts = _segments(qids)
+        seg_query = qids[starts]
+        seg_len = np.diff(np.append(starts, len(qids)))
+        if topic_index is not None and len(starts):
+            keep = topic_index.get_indexer(seg_query) >= 0
+            if not keep.all():
+                items = np.repeat(keep, seg_len)
+                dids, scores = dids[items], scores[items]
+                seg_query, seg_len = seg_query[keep], seg_len[keep]
+        # one row per distinct query of the run, numbered in first-seen order
+        seg_row, row_query = pd.factorize(seg_query) if len(seg_query) else (np.zeros(0, np.int64), [])
+        ranking_parts.append(np.repeat(seg_row.astype(np.int64) + n_rows, seg_len))
+        query_parts.append(np.asarray(row_query, dtype=object))
+        run_parts.append(np.full(len(row_query), run_no, dtype=np.int64))
+        did_parts.append(dids)
+        score_parts.append(scores)
+        n_rows += len(row_query)
+
+    def joined(parts, dtype):
+        if not parts:
+            return np.zeros(0, dtype=dtype)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    ranking = joined(ranking_parts, np.int64)
+    dids = joined(did_parts, object)
+    scores = joined(score_parts, np.float64)
+    del ranking_parts, did_parts, score_parts
+    order = _trec_order(ranking, scores, dids, score_precision)
+    if order is not None:
+        dids, scores = dids[order], scores[order]
+        ranking = ranking[order]
+        del order
+    lengths = np.bincount(ranking, minlength=n_rows).astype(np.int64)
+    del ranking
+    row_starts = np.cumsum(lengths) - lengths
+    hashes = _hash_ids(dids)
+    dup_rows, dup_docs = _find_duplicates(hashes, dids, row_starts, lengths)
+    return PreparedRuns(
+        run_names=names,
+        score_precision=score_precision,
+        row_run=joined(run_parts, np.int64),
+        row_query=joined(query_parts, object),
+        row_starts=row_starts,
+        lengths=lengths,
+        doc_ids=dids,
+        scores=scores,
+        duplicate_rows=dup_rows,
+        duplicate_docs=dup_docs,
+        _hashes=hashes,
+        _hash_probe=hash(_HASH_PROBE),
+    )
 
 
 def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "float32") -> RankedLists:
@@ -808,92 +1150,41 @@ def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "flo
     Only topics present in ``qrels`` are kept (trec_eval ignores the others). Raises ``ValueError`` on
     missing columns, non-numeric or non-finite scores and on a document listed twice for one query.
     """
-    if score_precision not in SCORE_PRECISIONS:
-        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
-    names = list(runs.keys())
-    n_topics = qrels.n_topics
-    topic_parts, score_parts, run_parts, did_parts = [], [], [], []
-    for run_no, name in enumerate(names):
-        qids, dids, scores = run_columns(runs[name])
-        starts = _segments(qids)
-        seg_topic = qrels.topic_index.get_indexer(qids[starts]) if len(starts) else np.zeros(0, np.int64)
-        lengths = np.diff(np.append(starts, len(qids)))
-        topic = np.repeat(seg_topic, lengths)
-        keep = topic >= 0
-        if not keep.all():
-            topic, dids, scores = topic[keep], dids[keep], scores[keep]
-        topic_parts.append(topic.astype(np.int64))
-        did_parts.append(dids)
-        score_parts.append(scores)
-        run_parts.append(np.full(len(topic), run_no, dtype=np.int64))
-    if names:
-        topic = np.concatenate(topic_parts)
-        dids = np.concatenate(did_parts) if len(did_parts) > 1 else did_parts[0]
-        scores = np.concatenate(score_parts)
-        run_no = np.concatenate(run_parts)
-    else:
-        topic = run_no = np.zeros(0, np.int64)
-        dids = np.zeros(0, object)
-        scores = np.zeros(0)
-
-    ranking = run_no * max(n_topics, 1) + topic
-    order = trec_order(ranking, scores, dids, score_precision)
-    ranking = ranking[order]
-    dids = dids[order]
-    hashes = _hash_ids(dids)
-
-    # rows = distinct rankings
-    n = len(ranking)
-    if n:
-        row_start = np.flatnonzero(np.concatenate(([True], ranking[1:] != ranking[:-1])))
-    else:
-        row_start = np.zeros(0, np.int64)
-    lengths = np.diff(np.append(row_start, n)).astype(np.int64)
-    row_of_item = np.repeat(np.arange(len(row_start)), lengths)
-    rank_pos = np.arange(n) - np.repeat(row_start, lengths)
-    row_ranking = ranking[row_start] if n else ranking
-    depth = int(lengths.max()) if len(lengths) else 0
-
-    _check_duplicates(hashes, dids, row_of_item, rank_pos, len(row_start), depth, row_ranking, qrels, names, n_topics)
-
-    doc_codes = qrels.doc_codes(dids, hashes)
-    grade_codes = qrels.lookup(ranking % max(n_topics, 1), doc_codes)
-    codes = np.full((len(row_start), depth), PAD, dtype=np.int32)
-    codes[row_of_item, rank_pos] = grade_codes
-    return RankedLists(
-        codes=codes,
-        lengths=lengths,
-        run_of_row=row_ranking // max(n_topics, 1),
-        topic_of_row=row_ranking % max(n_topics, 1),
-        run_names=names,
-        qrels=qrels,
-        doc_ids=dids,
-        row_starts=row_start,
-    )
+    return prepare_runs(runs, score_precision, topics=qrels.topic_index).rank(qrels)
 
 
-_HASH_PAD = np.iinfo(np.int64).max
+def _find_duplicates(hashes, dids, row_starts, lengths) -> tuple[np.ndarray, np.ndarray]:
+    """Rows listing a document twice, and the first such document of each (by rank).
 
-
-def _check_duplicates(hashes, dids, row_of_item, rank_pos, n_rows, depth, row_ranking, qrels, names, n_topics):
+    Each row's 32 low bits of the hashes are sorted in one ``[rows × depth]`` matrix; equal neighbours
+    are candidates, confirmed by comparing the ids themselves."""
+    none = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=object))
+    n_rows = len(lengths)
     if n_rows == 0:
-        return
-    matrix = np.full((n_rows, depth), _HASH_PAD, dtype=np.int64)
-    matrix[row_of_item, rank_pos] = hashes
+        return none
+    depth = int(lengths.max())
+    low = hashes.astype(np.int32)  # the low 32 bits
+    np.minimum(low, _PAD32 - 1, out=low)  # no document takes the padding value
+    if bool(np.all(lengths == depth)):
+        matrix = low.reshape(n_rows, depth)
+    else:
+        matrix = np.full((n_rows, depth), _PAD32, dtype=np.int32)
+        row_of_item = np.repeat(np.arange(n_rows), lengths)
+        matrix[row_of_item, np.arange(len(low)) - row_starts[row_of_item]] = low
+        del row_of_item
     matrix.sort(axis=1)
-    same = (matrix[:, 1:] == matrix[:, :-1]) & (matrix[:, 1:] != _HASH_PAD)
-    if not same.any():
-        return
-    for row, col in zip(*np.nonzero(same), strict=True):
-        h = matrix[row, col]
-        items = np.flatnonzero((row_of_item == row) & (hashes == h))
-        docs = dids[items]
-        if len(set(docs.tolist())) < len(docs):  # not merely a hash collision
-            ranking = row_ranking[row]
-            run = names[ranking // max(n_topics, 1)]
-            qid = qrels.topic_ids[ranking % max(n_topics, 1)]
-            raise ValueError(
-                f"run {run!r} lists document {docs[0]!r} more than once for query {qid!r}; "
-                f"trec_eval refuses such runs (remove the duplicates first, e.g. "
-                f"run.drop_duplicates(['query_id', 'doc_id']))"
-            )
+    same = (matrix[:, 1:] == matrix[:, :-1]) & (matrix[:, 1:] != _PAD32)
+    candidates = np.flatnonzero(same.any(axis=1))
+    if len(candidates) == 0:
+        return none
+    rows, docs = [], []
+    for row in candidates.tolist():
+        start, stop = int(row_starts[row]), int(row_starts[row] + lengths[row])
+        seen = set()
+        for doc in dids[start:stop].tolist():
+            if doc in seen:
+                rows.append(row)
+                docs.append(doc)
+                break
+            seen.add(doc)
+    return np.array(rows, dtype=np.int64), np.array(docs, dtype=object)

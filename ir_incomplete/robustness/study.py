@@ -80,7 +80,10 @@ class StudyResult(NamedTuple):
 
 @dataclass
 class _Context:
-    runs: dict[str, pd.DataFrame]
+    """Everything a grid cell needs; shipped to each worker once. ``runs`` are converted once (ordered,
+    document ids hashed, duplicates checked): a cell only looks their grades up in its own qrels."""
+
+    runs: Any  # ir_incomplete.data.PreparedRuns
     judgments: Any
     measures: list[str]
     method: str
@@ -180,7 +183,7 @@ def _degraded(ctx: _Context, level, seed: int, group: str | None = None) -> pd.D
 
 def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """``[measures × runs]`` mean scores of every run and ``[measures × runs × topics]`` per-topic scores
-    (topics of the full judgments, NaN where the qrels lack the topic); one ``evaluate`` call."""
+    (topics of the full judgments, NaN where the qrels lack the topic); one ``evaluate`` call on the converted runs."""
     from ir_measures.measures import SumAgg
 
     from ir_incomplete.api import as_measures, evaluate
@@ -209,7 +212,8 @@ def _run_task(ctx: _Context, task) -> tuple[np.ndarray, np.ndarray]:
     task = _Task(*task)
     if task.group is not None:  # logo: score the group's own runs only
         names = [n for n in ctx.run_names if ctx.options["groups"][n] == task.group]
-        ctx = replace(ctx, runs={n: ctx.runs[n] for n in names}, run_names=names)
+        frames = ctx.runs.frames()  # the converted runs in ranking order (built once per process)
+        ctx = replace(ctx, runs={n: frames[n] for n in names}, run_names=names)
     return _mean_scores(ctx, _degraded(ctx, task.level, task.seed, task.group), ctx.measures)
 
 
@@ -363,6 +367,7 @@ def robustness_study(
     :class:`StudyResult` ``(stats, scores, reference)``.
     """
     from ir_incomplete.api import as_measures
+    from ir_incomplete.data import prepare_runs
     from ir_incomplete.robustness.degrade import RunPool, _check_int, _group_map, _judgments
 
     if method not in METHODS:
@@ -405,7 +410,7 @@ def robustness_study(
     n_repeats = repeats if method in _RANDOM else 1
 
     ctx = _Context(
-        runs=run_map,
+        runs=prepare_runs(run_map, score_precision),
         judgments=judgments,
         measures=labels,
         method=method,
@@ -431,7 +436,7 @@ def robustness_study(
         keep = np.isin(np.array(run_names, dtype=object), kept)
         full, full_topic = full[:, keep], full_topic[:, keep]
         run_names = kept
-        ctx = replace(ctx, runs={r: run_map[r] for r in kept}, run_names=kept)
+        ctx = replace(ctx, runs=prepare_runs({r: run_map[r] for r in kept}, score_precision), run_names=kept)
     reference_frame = pd.DataFrame(
         {
             "measure": np.repeat(ref_measures, len(run_names)),

@@ -1,0 +1,190 @@
+"""Run conversion: trec_eval's ranking order with and without the already-ordered fast path, runs
+converted once (:func:`prepare_runs`) and evaluated against many qrels, and chunked evaluation — all
+bit-identical to converting everything at once."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ir_incomplete
+from ir_incomplete.data import PreparedRuns, Qrels, prepare_runs, rank_runs, trec_order
+
+MEASURES = [
+    "infAP",
+    "Bpref",
+    "indAP",
+    "subAP",
+    "RankEff",
+    "GAP(g=0.5,0.5)",
+    "BootNDCG(b=50)@10",
+    "BootNDCG(b=50,order=docid)@10",
+    "P@5",
+]
+
+
+def _world(seed=3, n_runs=6, n_topics=7):
+    """Runs with many float32 score ties, in shuffled row order, one query the qrels do not judge,
+    and qrels with grades −1..2."""
+    rng = np.random.default_rng(seed)
+    qrels_rows, runs = [], {}
+    for t in range(n_topics - 1):
+        for d in rng.choice(80, size=30, replace=False):
+            qrels_rows.append((f"q{t}", f"d{d:03d}", int(rng.choice([-1, 0, 0, 1, 2]))))
+    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
+    for r in range(n_runs):
+        rows = []
+        for t in range(n_topics):
+            n = int(rng.integers(1, 40))
+            for d in rng.choice(80, size=n, replace=False):
+                score = float(rng.integers(0, 6)) + (1e-9 if rng.random() < 0.2 else 0.0)  # float32 ties
+                rows.append((f"q{t}", f"d{d:03d}", score))
+        frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+        if r % 2:
+            frame = frame.sample(frac=1.0, random_state=r)  # not in ranking order
+        runs[f"run{r}"] = frame.reset_index(drop=True)
+    return runs, qrels
+
+
+def _reference_order(ranking, scores, doc_ids, score_precision):
+    """trec_eval's order by a plain Python sort (ranking asc, score desc, doc id desc)."""
+    cmp = np.asarray(scores, dtype=np.float32 if score_precision == "float32" else np.float64).tolist()
+    items = sorted(range(len(ranking)), key=lambda i: doc_ids[i], reverse=True)
+    items.sort(key=lambda i: cmp[i], reverse=True)
+    items.sort(key=lambda i: ranking[i])
+    return np.array(items, dtype=np.int64)
+
+
+@pytest.mark.parametrize("score_precision", ["float32", "float64"])
+@pytest.mark.parametrize("presorted", [True, False])
+def test_trec_order_matches_a_plain_sort(score_precision, presorted):
+    rng = np.random.default_rng(11)
+    n = 400
+    ranking = np.sort(rng.integers(0, 9, size=n))
+    scores = rng.integers(0, 5, size=n) + np.where(rng.random(n) < 0.3, 1e-10, 0.0)
+    doc_ids = np.array([f"d{i}" for i in rng.permutation(n)], dtype=object)
+    ref = _reference_order(ranking, scores, doc_ids, score_precision)
+    if presorted:  # already in ranking and score order, ties in random doc id order
+        cmp = scores.astype(np.float32) if score_precision == "float32" else scores
+        first = np.lexsort((-cmp, ranking))
+        ranking, scores, doc_ids = ranking[first], scores[first], doc_ids[first]
+        ref = _reference_order(ranking, scores, doc_ids, score_precision)
+    order = trec_order(ranking, scores, doc_ids, score_precision)
+    np.testing.assert_array_equal(order, ref)
+    # in order already: the identity
+    again = trec_order(ranking[order], scores[order], doc_ids[order], score_precision)
+    np.testing.assert_array_equal(again, np.arange(n))
+
+
+@pytest.mark.parametrize("score_precision", ["float32", "float64"])
+def test_prepared_runs_give_the_same_rankings_as_rank_runs(score_precision):
+    runs, qrels = _world()
+    judged = Qrels.from_any(qrels)
+    direct = rank_runs(runs, judged, score_precision)
+    prepared = prepare_runs(runs, score_precision)
+    via = prepared.rank(judged)
+    np.testing.assert_array_equal(direct.codes, via.codes)
+    np.testing.assert_array_equal(direct.lengths, via.lengths)
+    np.testing.assert_array_equal(direct.run_of_row, via.run_of_row)
+    np.testing.assert_array_equal(direct.topic_of_row, via.topic_of_row)
+    for row in range(direct.n_rows):
+        a = direct.doc_ids[direct.row_starts[row] : direct.row_starts[row] + direct.lengths[row]]
+        b = via.doc_ids[via.row_starts[row] : via.row_starts[row] + via.lengths[row]]
+        assert a.tolist() == b.tolist()
+    # rows are ordered by run, then topic code
+    key = direct.run_of_row * judged.n_topics + direct.topic_of_row
+    assert np.all(np.diff(key) > 0)
+
+
+def test_prepared_runs_against_many_qrels_match_fresh_conversions():
+    runs, qrels = _world()
+    prepared = prepare_runs(runs)
+    rng = np.random.default_rng(5)
+    for keep in (1.0, 0.5, 0.1):
+        sub = qrels[rng.random(len(qrels)) < keep]
+        expected = ir_incomplete.evaluate(runs, sub, MEASURES)
+        got = ir_incomplete.evaluate(prepared, sub, MEASURES)
+        pd.testing.assert_frame_equal(expected, got, check_exact=True)
+    with pytest.raises(ValueError, match="score_precision='float32', not 'float64'"):
+        ir_incomplete.evaluate(prepared, qrels, ["infAP"], score_precision="float64")
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 50, 120, 10**9, None])
+def test_chunked_evaluation_is_identical(chunk_rows):
+    runs, qrels = _world()
+    whole = ir_incomplete.evaluate(runs, qrels, MEASURES, chunk_rows=None)
+    chunked = ir_incomplete.evaluate(runs, qrels, MEASURES, chunk_rows=chunk_rows)
+    pd.testing.assert_frame_equal(whole, chunked, check_exact=True)
+    prepared = ir_incomplete.evaluate(prepare_runs(runs), qrels, MEASURES, chunk_rows=chunk_rows)
+    pd.testing.assert_frame_equal(whole, prepared, check_exact=True)
+    means = ir_incomplete.evaluate(runs, qrels, MEASURES, per_query=False, chunk_rows=chunk_rows)
+    pd.testing.assert_frame_equal(ir_incomplete.evaluate(runs, qrels, MEASURES, per_query=False), means)
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, True, "100"])
+def test_chunk_rows_is_checked(bad):
+    runs, qrels = _world()
+    with pytest.raises(ValueError, match="chunk_rows=.* is not valid; expected an integer >= 1 or None"):
+        ir_incomplete.evaluate(runs, qrels, ["infAP"], chunk_rows=bad)
+
+
+def test_duplicates_raise_only_for_judged_queries():
+    run = pd.DataFrame(
+        {
+            "query_id": ["q0", "q0", "q0", "zz", "zz"],
+            "doc_id": ["a", "b", "a", "c", "c"],
+            "score": [3.0, 2.0, 1.0, 2.0, 1.0],
+        }
+    )
+    qrels = pd.DataFrame({"query_id": ["q0", "q1"], "doc_id": ["a", "b"], "relevance": [1, 1]})
+    prepared = prepare_runs({"r": run})  # no qrels yet: nothing to refuse
+    with pytest.raises(ValueError, match="run 'r' lists document 'a' more than once for query 'q0'"):
+        ir_incomplete.evaluate(prepared, qrels, ["infAP"])
+    with pytest.raises(ValueError, match="run 'r' lists document 'a' more than once for query 'q0'"):
+        ir_incomplete.evaluate({"r": run}, qrels, ["infAP"], chunk_rows=1)
+    # query zz lists c twice, but no qrels judge zz: ignored, as by trec_eval
+    only_zz_dup = run.iloc[[0, 1, 3, 4]]
+    out = ir_incomplete.evaluate(prepare_runs({"r": only_zz_dup}), qrels, ["P@1"])
+    assert out["value"].tolist() == [1.0, 0.0]
+
+
+def test_prepared_runs_survive_another_process_with_other_string_hashes(tmp_path):
+    """Workers hash strings differently (PYTHONHASHSEED): pickled runs re-hash there, same numbers."""
+    runs, qrels = _world()
+    prepared = prepare_runs(runs)
+    expected = ir_incomplete.evaluate(prepared, qrels, MEASURES)
+    path = tmp_path / "prepared.pkl"
+    path.write_bytes(pickle.dumps((prepared, qrels, Qrels.from_any(qrels))))
+    out = tmp_path / "out.pkl"
+    code = (
+        "import pickle, sys, ir_incomplete\n"
+        "prepared, qrels, judged = pickle.load(open(sys.argv[1], 'rb'))\n"
+        f"a = ir_incomplete.evaluate(prepared, qrels, {MEASURES!r})\n"
+        f"b = ir_incomplete.evaluate(prepared, judged, {MEASURES!r})\n"
+        "pickle.dump((a, b), open(sys.argv[2], 'wb'))\n"
+    )
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    subprocess.run([sys.executable, "-c", code, str(path), str(out)], check=True, env=env)
+    from_fresh_qrels, from_pickled_qrels = pickle.loads(out.read_bytes())
+    pd.testing.assert_frame_equal(expected, from_fresh_qrels, check_exact=True)
+    pd.testing.assert_frame_equal(expected, from_pickled_qrels, check_exact=True)
+
+
+def test_prepared_runs_round_trip_to_frames():
+    runs, _ = _world()
+    prepared = prepare_runs(runs)
+    assert isinstance(prepared, PreparedRuns)
+    frames = prepared.frames()
+    assert list(frames) == list(runs)
+    for name, frame in runs.items():
+        key = ["query_id", "doc_id"]
+        a = frame.sort_values(key, ignore_index=True)
+        b = frames[name].sort_values(key, ignore_index=True)
+        pd.testing.assert_frame_equal(a, b, check_dtype=False)
+    assert prepared.run_sizes().tolist() == [len(r) for r in runs.values()]
