@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ir_incomplete._lazy import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import PreparedRuns, Qrels, _prepare, read_trec_run, run_columns
 from ir_incomplete.provider import as_incomplete, computable
 
@@ -255,15 +258,17 @@ def evaluate(
             frames.append(
                 pd.DataFrame({"run": run_col, "query_id": qid_col, "measure": repr(measure), "value": grid.ravel()})
             )
+    if run_map is None and prepared is not None and (others or (topics == "run" and not ours)):
+        run_map = prepared.frames()  # the converted runs as frames, for ir_measures and answered pairs
     if others:
-        frames.extend(_evaluate_elsewhere(run_map if run_map is not None else prepared.frames(), judged, others))
+        frames.extend(_evaluate_elsewhere(run_map, judged, others))
     result = pd.concat(frames, ignore_index=True)
     if topics == "run":
         if ours:
             run_index, topic_index = np.nonzero(answered)
             pairs = pd.MultiIndex.from_arrays([np.array(names, dtype=object)[run_index], judged.topic_ids[topic_index]])
         else:
-            pairs = _answered_pairs(run_map if run_map is not None else prepared.frames())
+            pairs = _answered_pairs(run_map)
         result = _answered_only(result, pairs)
     order = {repr(m): i for i, m in enumerate(measures)}
     result["_m"] = result["measure"].map(order)
@@ -277,7 +282,8 @@ def evaluate(
 def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | None):
     """``(index of the first run, RankedLists)`` of consecutive groups of whole runs of at most
     ``chunk_rows`` rows (or one run); each run is read when its group is converted."""
-    chunk, size, first = [], 0, 0
+    chunk: list[tuple[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+    size, first = 0, 0
     for i, (name, run) in enumerate(run_map.items()):
         columns = run_columns(run)
         if chunk and chunk_rows is not None and size + len(columns[0]) > chunk_rows:

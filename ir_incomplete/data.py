@@ -28,11 +28,14 @@ import os
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ir_incomplete._lazy import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from ir_incomplete._lazy import pandas as pd
 
 __all__ = [
     "POOLED_UNJUDGED",
@@ -344,7 +347,9 @@ def _columns(data, spec, kind: str, reader):
     if isinstance(data, (str, os.PathLike)):
         return _frame_columns(reader(data), spec, kind)
     if isinstance(data, Mapping):
-        qids, dids, vals = [], [], []
+        qids: list[Any] = []
+        dids: list[Any] = []
+        vals: list[Any] = []
         for qid, docs in data.items():
             if not isinstance(docs, Mapping):
                 raise ValueError(
@@ -383,7 +388,7 @@ def run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         scores = numeric
     else:
         scores = raw.astype(np.float64, copy=False)
-    nan = np.flatnonzero(~np.isfinite(scores)) if len(scores) else []
+    nan = np.flatnonzero(~np.isfinite(scores)) if len(scores) else np.zeros(0, dtype=np.int64)
     if len(nan):
         raise ValueError(
             f"run score {float(scores[nan[0]])!r} is not a finite number at "
@@ -426,7 +431,8 @@ class Qrels:
     strata: np.ndarray | None = field(repr=False, default=None)
     stratum_labels: np.ndarray | None = field(repr=False, default=None)
     _stratum_summary: tuple | None = field(repr=False, default=None)
-    _doc_hash_index: pd.Index | None = field(repr=False, default=None)
+    #: hashes of the judged doc ids (``None``: not built yet; ``False``: they collide, look strings up)
+    _doc_hash_index: pd.Index | bool | None = field(repr=False, default=None)
     _dense: np.ndarray | None = field(repr=False, default=None)
     _grade_counts: np.ndarray | None = field(repr=False, default=None)
     _filter: np.ndarray | None = field(repr=False, default=None)
@@ -535,7 +541,7 @@ class Qrels:
         grades = np.where(self.grades == POOLED_UNJUDGED, -1, self.grades)
         topics = self.keys // n_docs
         columns = {"query_id": self.topic_ids[topics], "doc_id": self.doc_ids[self.keys % n_docs]}
-        if self.strata is not None:
+        if self.strata is not None and self.stratum_labels is not None:
             columns["stratum"] = self.stratum_labels[topics, self.strata]
         columns["relevance"] = grades
         return pd.DataFrame(columns)
@@ -603,9 +609,10 @@ class Qrels:
             self._doc_hash_index = pd.Index(qh) if pd.Index(qh).is_unique else None
             if self._doc_hash_index is None:  # colliding hashes among judged ids: exact string look-up
                 self._doc_hash_index = False
-        if self._doc_hash_index is False:
+        index = self._doc_hash_index
+        if not isinstance(index, pd.Index):  # colliding hashes
             return pd.Index(self.doc_ids).get_indexer(dids)
-        codes = self._doc_hash_index.get_indexer(hashes)
+        codes = index.get_indexer(hashes)
         hit = np.flatnonzero(codes >= 0)
         if len(hit):
             same = self.doc_ids[codes[hit]] == dids[hit]
@@ -683,7 +690,7 @@ def _stratum_lookup(qrels: Qrels, topic_codes: np.ndarray, doc_codes: np.ndarray
     """Stratum code of (topic, doc) pairs of sampled qrels; −1 when the pair is not in the qrels."""
     out = np.full(len(topic_codes), -1, dtype=np.int32)
     known = np.flatnonzero(doc_codes >= 0)
-    if len(known) and len(qrels.keys):
+    if len(known) and len(qrels.keys) and qrels.strata is not None:
         key = topic_codes[known].astype(np.int64) * max(len(qrels.doc_ids), 1) + doc_codes[known]
         pos = np.minimum(np.searchsorted(qrels.keys, key), len(qrels.keys) - 1)
         found = qrels.keys[pos] == key
@@ -886,7 +893,7 @@ class PreparedRuns:
     scores: np.ndarray
     duplicate_rows: np.ndarray
     duplicate_docs: np.ndarray
-    _hashes: np.ndarray = field(repr=False, default=None)
+    _hashes: np.ndarray | None = field(repr=False, default=None)
     _hash_probe: int = field(repr=False, default=0)
     _uses: int = field(repr=False, default=0)
     # (document number of each item, distinct ids, row of each item), once evaluated twice; False: hashes collide
@@ -972,7 +979,7 @@ class PreparedRuns:
             # (topic, doc) pairs exactly
             lo = int(self.row_starts[sel].min())  # the selected runs' items are one contiguous range
             hi = int((self.row_starts[sel] + self.lengths[sel]).max())
-            if docs:
+            if isinstance(docs, tuple):
                 doc_of_item, ids, row_of_item = docs
                 judged = self._judged_by_index(qrels, ids)
                 cand = np.flatnonzero(judged.any_topic[doc_of_item[lo:hi]]) + lo
@@ -1023,7 +1030,7 @@ class PreparedRuns:
         if cached is not None and cached[0] is qrels:
             return cached[1]
         index = self._docs_index
-        if self._docs_probe != hash(_HASH_PROBE):  # unpickled in a process that hashes differently
+        if index is None or self._docs_probe != hash(_HASH_PROBE):  # new here, or hashed differently
             index = pd.Index(_hash_ids(ids))
             self._docs_index, self._docs_probe = index, hash(_HASH_PROBE)
         of_judged = index.get_indexer(qrels.doc_hashes())

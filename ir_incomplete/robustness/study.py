@@ -173,6 +173,8 @@ def _degraded(ctx: _Context, level, seed: int, group: str | None = None) -> pd.D
             unjudged=unjudged,
             score_precision=ctx.score_precision,
         )
+    if group is None:
+        raise ValueError("leave-one-group-out needs the group of the runs to score")
     if group not in o["pool_groups"]:  # the group contributed nothing to the pool: all judgments stay
         every = np.ones(len(ctx.judgments.grades), dtype=bool)
         return ctx.judgments.result(every, every, unjudged)
@@ -238,6 +240,8 @@ def _init_worker(ctx: _Context) -> None:
 
 
 def _worker_task(task) -> tuple[np.ndarray, np.ndarray]:
+    if _WORKER_CONTEXT is None:  # pragma: no cover - the pool's initializer sets it
+        raise RuntimeError("worker process without a study context (started without _init_worker)")
     return _run_task(_WORKER_CONTEXT, task)
 
 
@@ -260,9 +264,12 @@ def _progress_bar(total: int, enabled: bool, desc: str):
     return _Silent()
 
 
-def _execute(ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: str) -> list[np.ndarray]:
+def _execute(
+    ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: str
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(means, per_topic)`` of every task (:func:`_run_task`), in the order of ``tasks``."""
     bar = _progress_bar(len(tasks), progress, desc)
-    results: list[np.ndarray | None] = [None] * len(tasks)
+    results: list[Any] = [None] * len(tasks)
     try:
         if client is not None:
             shared = client.scatter(ctx, broadcast=True)
@@ -280,9 +287,9 @@ def _execute(ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: st
             with ProcessPoolExecutor(
                 max_workers=min(n_jobs, len(tasks)), initializer=_init_worker, initargs=(ctx,)
             ) as pool:
-                futures = {pool.submit(_worker_task, task): i for i, task in enumerate(tasks)}
-                for fut in as_completed(futures):
-                    results[futures[fut]] = fut.result()
+                index_of = {pool.submit(_worker_task, task): i for i, task in enumerate(tasks)}
+                for fut in as_completed(index_of):
+                    results[index_of[fut]] = fut.result()
                     bar.update(1)
     finally:
         bar.close()
