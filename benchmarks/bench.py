@@ -37,6 +37,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytrec_eval
+from timing import best_of
 
 import ir_incomplete
 from ir_incomplete.data import _descending_score_keys
@@ -258,15 +259,6 @@ def _callable_reference(function, scale: Scale) -> Values:
 # ---------------------------------------------------------------------------------------------------
 # timing
 # ---------------------------------------------------------------------------------------------------
-def best_of(repeats: int, thunk: Callable[[], Any]) -> tuple[float, Any]:
-    best, result = float("inf"), None
-    for _ in range(max(repeats, 1)):
-        result = None
-        gc.collect()
-        start = time.perf_counter()
-        result = thunk()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 @dataclass

@@ -7,11 +7,11 @@ Usage: python benchmarks/bench_bootstrap.py [DATA_FOLDER]  (default ../shared/da
 """
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from timing import best_of
 
 import ir_incomplete  # noqa: F401
 from ir_incomplete.data import Qrels, rank_runs, read_trec_qrels, read_trec_run
@@ -23,12 +23,7 @@ MEASURE = parse("BootNDCG@10")
 
 
 def best(func, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return best_of(repeat, func)[0]
 
 
 def report(label, runs, qrels, repeat=5):

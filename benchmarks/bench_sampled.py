@@ -23,10 +23,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
+from timing import best_of
 
 import ir_incomplete
 from ir_incomplete import evaluate
@@ -39,12 +39,7 @@ STATED = (0.1, 0.45)  # seconds per run of sample_eval on this data
 
 
 def best(func, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return best_of(repeat, func)[0]
 
 
 def ours(pm: Path):

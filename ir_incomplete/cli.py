@@ -33,6 +33,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
+
 if TYPE_CHECKING:
     import ir_measures
 
@@ -226,14 +228,14 @@ def _evaluation_parser() -> _Parser:
     )
     parser.add_argument(
         "--negative",
-        choices=("pooled_unjudged", "zero"),
+        choices=NEGATIVE_POLICIES,
         default="pooled_unjudged",
         help="meaning of negative qrels grades: pooled but unjudged (default, as trec_eval) or nonrelevant",
     )
     parser.add_argument(
         "--score-precision",
         dest="score_precision",
-        choices=("float32", "float64"),
+        choices=SCORE_PRECISIONS,
         default="float32",
         help="precision in which run scores are compared when ranking for "
         "ir_incomplete's measures (default float32, as trec_eval 9 / pytrec_eval; "

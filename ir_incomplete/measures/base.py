@@ -278,6 +278,16 @@ class IncompleteMeasure(ir_measures.measures.Measure):
     def non_default_params(self) -> dict[str, Any]:
         return {k: v for k, v in self.params.items() if v != self.SUPPORTED_PARAMS[k].default}
 
+    @classmethod
+    def _family(cls):
+        """The registry object of a measure with a required parameter (``GAP`` without ``g``, ``iP``
+        without its cut-off): the bare name, callable to give a complete measure (``xGAP(g=(0.1, 0.9))``,
+        ``iP @ 10``); computing it raises the measure's own error naming what is missing."""
+        family = cls.__new__(cls)
+        ir_measures.measures.Measure.__init__(family)
+        family.validated = True
+        return family
+
     def is_builtin_equivalent(self) -> bool:
         """True when every extension parameter keeps its default (the measure means the built-in one)."""
         if self.EXTENSION_PARAMS is None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import ir_measures
 import numpy as np
 from ir_measures.measures import ParamInfo
 
@@ -75,14 +74,6 @@ class _GradedFamily(IncompleteMeasure):
             f"{self.NAME} needs g, e.g. {self.EXAMPLE} (g: {G_PARAM.describe_allowed()}; "
             f"g_k is the probability that the user's relevance threshold is grade k)"
         )
-
-    @classmethod
-    def _family(cls):
-        """The registry object: the measure name without ``g``, callable as ``xGAP(g=(0.1, 0.9))``."""
-        family = cls.__new__(cls)
-        ir_measures.measures.Measure.__init__(family)
-        family.validated = True
-        return family
 
     def compute(self, ranked, qrels):
         g = self.params.get("g")

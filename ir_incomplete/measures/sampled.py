@@ -28,7 +28,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import ir_measures
 import numpy as np
 from ir_measures.measures import ParamInfo
 
@@ -99,13 +98,6 @@ class _NeedsK(_SampledMeasure):
     names the family, like ``ir_measures``' ``P``, and cannot be computed."""
 
     EXAMPLE: str  # set by every subclass (the measure string shown in the missing cut-off error)
-
-    @classmethod
-    def _family(cls):
-        family = cls.__new__(cls)
-        ir_measures.measures.Measure.__init__(family)
-        family.validated = True
-        return family
 
     def _k(self) -> int:
         k = self.get("cutoff")

@@ -36,6 +36,8 @@ import zlib
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 
+from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
+
 __all__ = ["main", "build_parser"]
 
 PROG = "ir_incomplete robustness"
@@ -169,13 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pool-depth", type=int, default=None, help="logo: pool depth (default 10; or use --levels)")
     p.add_argument(
         "--negative",
-        choices=("pooled_unjudged", "zero"),
+        choices=NEGATIVE_POLICIES,
         default="pooled_unjudged",
         help="meaning of negative qrels grades (default pooled_unjudged, as trec_eval)",
     )
     p.add_argument(
         "--score-precision",
-        choices=("float32", "float64"),
+        choices=SCORE_PRECISIONS,
         default="float32",
         help="score comparison precision (default float32, as trec_eval 9)",
     )
