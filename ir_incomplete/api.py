@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    import ir_measures
     import pandas as pd
+
+    #: measures as :func:`evaluate` takes them: a measure or a string, or an iterable of them
+    MeasureSpec = str | ir_measures.Measure | Iterable[str | ir_measures.Measure]
 else:
     from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import PreparedRuns, Qrels, _prepare, read_trec_run, run_columns
@@ -159,9 +163,9 @@ def as_run_mapping(runs) -> dict[str, Any]:
 
 
 def evaluate(
-    runs,
-    qrels,
-    measures,
+    runs: Any,
+    qrels: Any,
+    measures: MeasureSpec,
     *,
     per_query: bool = True,
     negative: str = "pooled_unjudged",

@@ -34,6 +34,9 @@ import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    #: a TREC file: a path (``.gz`` allowed) or the text itself (a string with a newline)
+    TrecSource = str | os.PathLike[str]
 else:
     from ir_incomplete._lazy import pandas as pd
 
@@ -216,7 +219,7 @@ def _read_trec(source, kind: str) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def read_trec_qrels(source) -> pd.DataFrame:
+def read_trec_qrels(source: TrecSource) -> pd.DataFrame:
     """Read a TREC qrels file (``qid iter docid grade``, ``.gz`` allowed) into ``query_id/doc_id/relevance``.
     A file whose first line has five fields is sampled qrels, read by :func:`read_trec_prels`.
 
@@ -241,14 +244,14 @@ def _first_line_fields(source) -> int:
     return 0
 
 
-def read_trec_prels(source) -> pd.DataFrame:
+def read_trec_prels(source: TrecSource) -> pd.DataFrame:
     """Read sampled qrels ("prels": ``qid iter docid stratum grade``, ``.gz`` allowed; NIST ``sample_eval``)
     into ``query_id/doc_id/stratum/relevance``. Grade −1 = pooled in that stratum but not sampled; the
     stratum is a label, kept as text. Malformed lines are refused as by :func:`read_trec_qrels`."""
     return _read_trec(source, "prels")
 
 
-def read_trec_run(source) -> pd.DataFrame:
+def read_trec_run(source: TrecSource) -> pd.DataFrame:
     """Read a TREC run file (``qid Q0 docid rank score tag``, ``.gz`` allowed) into
     ``query_id/doc_id/score``. The rank column is ignored, as trec_eval does. Every line needs exactly
     six fields and a finite numeric score; a malformed line or a truncated ``.gz`` file is a

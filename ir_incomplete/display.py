@@ -25,7 +25,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    import os
+    from collections.abc import Mapping
+
     import pandas as pd
+    from matplotlib.axes import Axes
 else:
     from ir_incomplete._lazy import pandas as pd
 
@@ -129,7 +133,7 @@ def _from_experiment(table) -> pd.DataFrame:
     return out.sort_values("run", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
 
 
-def pivot(table, decimals: int = 4) -> pd.DataFrame:
+def pivot(table: pd.DataFrame, decimals: int = 4) -> pd.DataFrame:
     """Runs × measures view of a results table (rows: runs, columns: measures, in order of appearance).
 
     Without interval columns the cells are the numbers themselves (a float DataFrame, which Jupyter
@@ -161,17 +165,17 @@ def pivot(table, decimals: int = 4) -> pd.DataFrame:
 
 
 def plot_intervals(
-    table,
+    table: pd.DataFrame,
     measure: str | None = None,
     *,
-    reference=None,
+    reference: pd.Series | Mapping[str, float] | None = None,
     sort: bool = True,
-    ax=None,
+    ax: Axes | None = None,
     title: str | None = None,
-    path=None,
+    path: str | os.PathLike[str] | None = None,
     dpi: int = 100,
-    figsize=None,
-):
+    figsize: tuple[float, float] | None = None,
+) -> Axes:
     """Per-run point estimates of ``measure`` with their bootstrap intervals, one row per run.
 
     ``measure``: a measure of ``table`` (default: the first one with an interval, else the first).
@@ -222,5 +226,10 @@ def plot_intervals(
     if reference is not None or has.any():
         ax.legend(fontsize=7, loc="lower right")
     if path is not None:
-        ax.figure.savefig(path, dpi=dpi)
+        from matplotlib.figure import Figure
+
+        root = ax.figure
+        while not isinstance(root, Figure):  # an Axes in a subfigure: save the whole figure that holds it
+            root = root.figure
+        root.savefig(path, dpi=dpi)
     return ax

@@ -731,7 +731,7 @@ def _validate_builtin(name: str, measure, params: dict[str, Any], at_given: bool
     return clean
 
 
-def parse(text) -> ir_measures.Measure:
+def parse(text: str | ir_measures.Measure) -> ir_measures.Measure:
     """Parse a measure string into an ``ir_measures.Measure`` (a ``Measure`` is returned unchanged).
 
     The name is looked up in ``ir_measures.measures.registry`` at call time; an unknown name raises

@@ -127,7 +127,7 @@ def _accept_pyterrier_columns(pipeline):
     pipeline._evaluator = _evaluator
 
 
-def activate(patch_parsers=None):
+def activate(patch_parsers: bool | None = None) -> IncompleteProvider:
     """Register measures and provider with ``ir_measures`` (idempotent; ``import ir_incomplete`` calls it).
 
     ``patch_parsers``: wrap ``ir_measures.parse_measure``/``parse_trec_measure`` so that our measure

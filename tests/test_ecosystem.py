@@ -525,6 +525,12 @@ def test_plot_intervals(tmp_path):
     assert [t.get_text() for t in ax.get_yticklabels()] == ["bm25", "dense", "splade"]
     with pytest.raises(ValueError, match="'P@5' is not in the table; its measures: map, BootNDCG@10"):
         ir_incomplete.plot_intervals(table, "P@5")
+    from matplotlib.figure import Figure
+
+    sub = Figure().subfigures(1, 2)[1]  # an Axes inside a subfigure: the whole figure is saved
+    inner = tmp_path / "inner.png"
+    ax = ir_incomplete.plot_intervals(table, ax=sub.subplots(), path=inner)
+    assert ax.figure is sub and inner.stat().st_size > 1000
 
 
 def test_skip_messages_name_the_shared_data_folder():

@@ -14,8 +14,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import TypeAlias
+
+    from ir_incomplete.robustness.degrade import Seed
+
+    #: one score per run: a Series indexed by run name (aligned by name), a mapping, or a sequence
+    Scores: TypeAlias = pd.Series | Mapping[str, float] | Sequence[float] | np.ndarray
+    #: per-topic scores of one measure: a tidy ``run/query_id/value`` table or a runs × topics matrix
+    PerTopic: TypeAlias = pd.DataFrame | np.ndarray
 
 __all__ = [
     "kendall_tau",
@@ -99,13 +112,13 @@ def _pearson(a: np.ndarray, b: np.ndarray) -> float:
     return float(stats.pearsonr(a, b).statistic)
 
 
-def kendall_tau(x, y) -> float:
+def kendall_tau(x: Scores, y: Scores) -> float:
     """Kendall's τ between the rankings the two score vectors induce (``scipy.stats.kendalltau``,
     τ-b: ties in either vector are accounted for). NaN when a vector is constant."""
     return _kendall_tau(*_pair(x, y))
 
 
-def tau_ap(reference, estimate) -> float:
+def tau_ap(reference: Scores, estimate: Scores) -> float:
     """AP correlation τ_AP of Yilmaz, Aslam & Robertson (SIGIR 2008) of ``estimate`` against ``reference``.
 
     Walk the ranking of the runs by ``estimate`` (best first). For the run at rank i > 1, C(i) is the
@@ -128,32 +141,32 @@ def tau_ap(reference, estimate) -> float:
     return _tau_ap(*_pair(reference, estimate))
 
 
-def spearman(x, y) -> float:
+def spearman(x: Scores, y: Scores) -> float:
     """Spearman's rank correlation of the two score vectors (``scipy.stats.spearmanr``: Pearson's ρ of
     the ranks, ties get their average rank). NaN when a vector is constant."""
     return _spearman(*_pair(x, y))
 
 
-def pearson(x, y) -> float:
+def pearson(x: Scores, y: Scores) -> float:
     """Pearson's linear correlation ρ of the two score vectors (NaN when a vector is constant)."""
     return _pearson(*_pair(x, y))
 
 
-def rmse(x, y) -> float:
+def rmse(x: Scores, y: Scores) -> float:
     """Root mean squared difference sqrt(mean((x − y)²)): how far the values (not only the ranking)
     move; Yilmaz & Aslam's RMS error when x holds the actual and y the estimated values."""
     a, b = _pair(x, y)
     return float(np.sqrt(np.mean((a - b) ** 2)))
 
 
-def bias(reference, estimate) -> float:
+def bias(reference: Scores, estimate: Scores) -> float:
     """Mean signed error mean(estimate − reference): positive when the estimate overrates the runs on
     average (e.g. a condensed-list measure), negative when it underrates them."""
     a, b = _pair(reference, estimate)
     return float(np.mean(b - a))
 
 
-def agreement(x, y) -> dict[str, float]:
+def agreement(x: Scores, y: Scores) -> dict[str, float]:
     """All agreement statistics of two per-run score vectors, ``x`` the reference and ``y`` the
     estimate: ``{"tau": …, "pearson": …, "rmse": …, "tau_ap": …, "spearman": …, "bias": …}``
     (:func:`kendall_tau`, :func:`pearson`, :func:`rmse`, :func:`tau_ap`, :func:`spearman`, :func:`bias`;
@@ -169,7 +182,7 @@ def agreement(x, y) -> dict[str, float]:
     }
 
 
-def per_topic_matrix(per_topic) -> pd.DataFrame:
+def per_topic_matrix(per_topic: PerTopic) -> pd.DataFrame:
     """Runs × topics matrix from a tidy ``run/query_id/value`` DataFrame (or return a wide one as is).
     A run without a value for some topic is an error (give complete evaluations, e.g. from
     :func:`ir_incomplete.evaluate`, which reports every topic of the qrels)."""
@@ -195,7 +208,13 @@ def per_topic_matrix(per_topic) -> pd.DataFrame:
 
 
 def swap_rates(
-    per_topic, subset_size: int, trials: int = 1000, seed=0, bin_width: float = 0.01, *, relative: bool = False
+    per_topic: PerTopic,
+    subset_size: int,
+    trials: int = 1000,
+    seed: Seed = 0,
+    bin_width: float = 0.01,
+    *,
+    relative: bool = False,
 ) -> pd.DataFrame:
     """Swap rates by difference bin (Voorhees & Buckley, SIGIR 2002; Ahlgren & Grönqvist 2008, §6.1).
 
@@ -273,7 +292,13 @@ def swap_rates(
 
 
 def swap_rate(
-    per_topic, subset_size: int, trials: int = 1000, seed=0, min_difference: float = 0.0, *, relative: bool = False
+    per_topic: PerTopic,
+    subset_size: int,
+    trials: int = 1000,
+    seed: Seed = 0,
+    min_difference: float = 0.0,
+    *,
+    relative: bool = False,
 ) -> float:
     """Overall swap rate: swaps / comparisons over all run pairs whose |d₁| ≥ ``min_difference``
     (see :func:`swap_rates`; with ``relative=True`` the difference is a fraction of the best score)."""

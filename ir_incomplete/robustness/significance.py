@@ -35,9 +35,14 @@ p-values.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ir_incomplete.robustness.compare import PerTopic
+    from ir_incomplete.robustness.degrade import Seed
 
 from ir_incomplete.robustness.compare import per_topic_matrix
 
@@ -136,7 +141,7 @@ def _tukey_test(values: np.ndarray, i: np.ndarray, j: np.ndarray, B: int, rng) -
     return (B - below) / B
 
 
-def pairwise_tests(per_topic, test: str = "t", B: int = 1000, seed=0) -> pd.DataFrame:
+def pairwise_tests(per_topic: PerTopic, test: str = "t", B: int = 1000, seed: Seed = 0) -> pd.DataFrame:
     """The p-value of every pair of runs with ``test`` (see the module docstring).
 
     Returns one row per unordered pair, in the order of the runs in the matrix
@@ -173,14 +178,14 @@ def pairwise_tests(per_topic, test: str = "t", B: int = 1000, seed=0) -> pd.Data
 
 
 def discriminative_power(
-    per_topic,
+    per_topic: PerTopic,
     alpha: float = 0.05,
     test: str = "t",
     B: int = 1000,
-    seed=0,
+    seed: Seed = 0,
     *,
     return_table: bool = False,
-):
+) -> float | tuple[float, pd.DataFrame]:
     """Discriminative power (Sakai, SIGIR 2006): the fraction of run pairs whose difference is
     significant at level ``alpha`` (p < α) with ``test`` (``"t"``, ``"bootstrap"`` or
     ``"randomized_tukey"``; see the module docstring), ``B`` resamples and ``seed``.
@@ -203,7 +208,9 @@ def discriminative_power(
     return power, table
 
 
-def preference_agreement(full_per_topic, degraded_per_topic, alpha: float = 0.05, *, return_table: bool = False):
+def preference_agreement(
+    full_per_topic: PerTopic, degraded_per_topic: PerTopic, alpha: float = 0.05, *, return_table: bool = False
+) -> dict[str, float] | tuple[dict[str, float], pd.DataFrame]:
     """How well degraded judgments reproduce the significant run preferences of the full judgments
     (Fröbe, Gienapp, Potthast & Hagen, ECIR 2023: precision, recall and F1 of the pairwise preferences,
     with significance from a paired t-test and Bonferroni correction).

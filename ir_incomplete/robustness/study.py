@@ -297,16 +297,16 @@ def _execute(
 
 
 def robustness_study(
-    runs,
-    qrels,
-    measures,
+    runs: Any,
+    qrels: Any,
+    measures: Sequence[str],
     method: str = "sample",
-    levels=None,
+    levels: Sequence[Any] | None = None,
     repeats: int = 10,
     seed: int = 0,
     reference: str | None = None,
     n_jobs: int = 1,
-    client=None,
+    client: Any = None,
     progress: bool = True,
     *,
     options: dict[str, Any] | None = None,
