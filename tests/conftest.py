@@ -98,3 +98,19 @@ def pytrec_per_query(qrels_frame, run_frame, measures, relevance_level=1, judged
         qrels, set(measures), relevance_level=relevance_level, judged_docs_only_flag=judged_docs_only
     )
     return evaluator.evaluate(run)
+
+
+def judgment_group(path, group: int):
+    """One judgment group of a qrels file in trec_eval's judgment-group format (``-R qrels_jg``, e.g. its
+    fixture ``qrels.123``: the second column names the group, each group judges the same documents), as
+    an ordinary ``query_id/doc_id/relevance`` DataFrame."""
+    import pandas as pd
+
+    frame = pd.read_csv(
+        path,
+        sep=r"\s+",
+        header=None,
+        names=["query_id", "group", "doc_id", "relevance"],
+        dtype={"query_id": str, "doc_id": str},
+    )
+    return frame[frame["group"] == group].drop(columns="group").reset_index(drop=True)

@@ -11,6 +11,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import judgment_group
 
 from ir_incomplete import evaluate, parse
 from ir_incomplete.data import Qrels, read_trec_qrels, read_trec_run
@@ -276,14 +277,7 @@ def _fixture_qrels(trec_eval_test, name):
     entries and grades up to 6."""
     if name != "qrels.123":
         return read_trec_qrels(trec_eval_test / name)
-    frame = pd.read_csv(
-        trec_eval_test / name,
-        sep=r"\s+",
-        header=None,
-        names=["query_id", "group", "doc_id", "relevance"],
-        dtype={"query_id": str, "doc_id": str},
-    )
-    return frame[frame["group"] == 0].drop(columns="group").reset_index(drop=True)
+    return judgment_group(trec_eval_test / name, 0)
 
 
 @pytest.mark.parametrize("qrels_name", ["qrels.test", "qrels.123", "qrels.rel_level"])

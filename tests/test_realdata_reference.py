@@ -9,6 +9,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import judgment_group
 
 from ir_incomplete import evaluate
 from ir_incomplete.data import read_trec_qrels, read_trec_run
@@ -159,14 +160,7 @@ def _fixture_qrels(trec_eval_test, name):
     if "#" not in name:
         return read_trec_qrels(trec_eval_test / name)
     name, group = name.split("#")
-    frame = pd.read_csv(
-        trec_eval_test / name,
-        sep=r"\s+",
-        header=None,
-        names=["query_id", "group", "doc_id", "relevance"],
-        dtype={"query_id": str, "doc_id": str},
-    )
-    return frame[frame["group"] == int(group)].drop(columns="group").reset_index(drop=True)
+    return judgment_group(trec_eval_test / name, int(group))
 
 
 @pytest.mark.parametrize("qrels_name", ["qrels.test", "qrels.rel_level", "qrels.123#0", "qrels.123#1", "qrels.123#2"])
