@@ -59,22 +59,23 @@ def inferred_ap(
 
     ``codes`` is ``[rows × depth]``; ``n_relevant`` holds R per row.
     """
+    _check_rel_level(rel_level)
     rows = codes.shape[0]
-    if codes.size == 0:
+    # the cells of documents in the qrels (judged or pooled but unjudged), row-major: all the counts
+    # above are counts of earlier cells of the same row among these
+    row, col = np.nonzero((codes >= 0) | (codes == POOLED_UNJUDGED))
+    code = codes[row, col]
+    relevant = code >= rel_level
+    if not relevant.any():
         return np.zeros(rows, dtype=np.float64)
-    relevant = codes >= rel_level
-    row, col = np.nonzero(relevant)
-    if len(row) == 0:
-        return np.zeros(rows, dtype=np.float64)
-    judged_above = (np.cumsum(codes >= 0, axis=1, dtype=np.int32)[row, col] - 1).astype(np.float64)
-    rel_above = (np.cumsum(relevant, axis=1, dtype=np.int32)[row, col] - 1).astype(np.float64)
+    first = _row_first_cell(row, rows)
+    at = np.flatnonzero(relevant)
+    rel_above = _count_before(relevant, first)[at].astype(np.float64)
+    judged_above = _count_before(code >= 0, first)[at].astype(np.float64)
     nonrel_above = judged_above - rel_above
+    row, col = row[at], col[at]
     k = col.astype(np.float64) + 1.0
-    if uniform:
-        pooled_above = k - 1.0
-    else:
-        unjudged_above = np.cumsum(codes == POOLED_UNJUDGED, axis=1, dtype=np.int32)[row, col]
-        pooled_above = judged_above + unjudged_above
+    pooled_above = k - 1.0 if uniform else (at - first[at]).astype(np.float64)
     precision = 1.0 / k + (pooled_above / k) * ((rel_above + eps) / (rel_above + nonrel_above + c * eps))
     precision[col == 0] = 1.0
     sums = np.bincount(row, weights=precision, minlength=rows)
@@ -87,6 +88,21 @@ def inferred_ap(
 def _check_rel_level(rel_level: int) -> None:
     if rel_level < 0:
         raise ValueError(f"rel_level={rel_level!r} must be >= 0 (negative codes mark unjudged documents)")
+
+
+def _row_first_cell(row: np.ndarray, rows: int) -> np.ndarray:
+    """For cells listed row-major (as ``np.nonzero`` gives them), the index of the first cell of each
+    one's row."""
+    counts = np.bincount(row, minlength=rows)
+    return (np.cumsum(counts) - counts)[row]
+
+
+def _count_before(flags: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """For cells listed row-major, how many earlier cells of the same row have ``flags`` set (``first``:
+    :func:`_row_first_cell`): an exclusive cumulative count over the listed cells only."""
+    before = np.cumsum(flags, dtype=np.int64)
+    before -= flags
+    return before - before[first]
 
 
 def _counts_at(mask: np.ndarray, row: np.ndarray, col: np.ndarray) -> np.ndarray:
@@ -370,11 +386,10 @@ def subcollection_ap(codes: np.ndarray, n_relevant: np.ndarray, p, rel_level: in
 # ---------------------------------------------------------------------------------------------------
 def _nonrelevant_above(codes: np.ndarray, rel_level: int):
     """Rows of the judged relevant cells and the judged nonrelevant documents above each."""
-    row, col = np.nonzero(codes >= rel_level)
-    if len(row) == 0:
-        return row, np.zeros(0, dtype=np.int64)
-    nonrel = (codes >= 0) & (codes < rel_level)
-    return row, _counts_at(nonrel, row, col)
+    row, col = np.nonzero(codes >= 0)  # the judged cells, row-major
+    relevant = codes[row, col] >= rel_level
+    nonrel_before = _count_before(~relevant, _row_first_cell(row, codes.shape[0]))
+    return row[relevant], nonrel_before[relevant]
 
 
 def bpref(
