@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     MeasureSpec = str | ir_measures.Measure | Iterable[str | ir_measures.Measure]
 else:
     from ir_incomplete._lazy import pandas as pd
-from ir_incomplete.data import PreparedRuns, Qrels, _prepare, read_trec_run, run_columns
+from ir_incomplete.data import PreparedRuns, Qrels, _prepare, _run_columns, read_trec_run, run_columns
 from ir_incomplete.provider import as_incomplete, computable
 
 __all__ = ["evaluate", "as_measures", "as_run_mapping", "TOPIC_SETS"]
@@ -289,7 +289,7 @@ def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | 
     chunk: list[tuple[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
     size, first = 0, 0
     for i, (name, run) in enumerate(run_map.items()):
-        columns = run_columns(run)
+        columns = _run_columns(run)
         if chunk and chunk_rows is not None and size + len(columns[0]) > chunk_rows:
             yield first, _prepare(chunk, score_precision, judged.topic_index).rank(judged)
             chunk, size, first = [], 0, i

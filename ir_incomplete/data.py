@@ -281,15 +281,28 @@ def _float_ids(arr: np.ndarray, what: str, rows: np.ndarray | None = None) -> np
 def _ids(values, what: str) -> np.ndarray:
     """An object array of ``str`` ids (numbers are turned into their decimal text; integral floats into
     the text of their integer, so that ``1.0`` matches ``"1"`` and ``1``)."""
+    arr, checked = _id_array(values, what)
+    return arr if checked else _object_ids(arr, what)
+
+
+def _id_array(values, what: str) -> tuple[np.ndarray, bool]:
+    """Ids as an object array, and whether they are checked: ``True`` when converted (numbers) or
+    empty; ``False`` for an object array as given, to be checked by :func:`_object_ids` (the run
+    conversion checks query ids only where they change: see :func:`_query_segments`)."""
     arr = np.asarray(values) if not isinstance(values, (pd.Series, pd.Index)) else values.to_numpy()
     if arr.dtype != object:
         if arr.dtype.kind == "f":
             if np.isnan(arr).any():
                 raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(np.isnan(arr))[0])})")
-            return _float_ids(arr, what)
-        return arr.astype(str).astype(object)
+            return _float_ids(arr, what), True
+        return arr.astype(str).astype(object), True
+    return arr, len(arr) == 0
+
+
+def _object_ids(arr: np.ndarray, what: str) -> np.ndarray:
+    """:func:`_ids` of an object array: itself when every element is a ``str`` (one C pass)."""
     if len(arr) == 0 or pd.api.types.infer_dtype(arr, skipna=False) == "string":
-        return arr  # all str, none missing: one C pass
+        return arr
     missing = pd.isna(arr)
     if missing.any():
         raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(missing)[0])})")
@@ -378,8 +391,16 @@ def _row_label(qids, dids, i) -> str:
 
 def run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(query_ids, doc_ids, scores)`` of any run form: object arrays of ``str`` and ``float64``."""
+    qids, dids, scores = _run_columns(run)
+    return _object_ids(qids, "run query_id"), dids, scores
+
+
+def _run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`run_columns`, except that query ids given as an object array are returned unchecked: the
+    run conversion checks them where they change (:func:`_query_segments`), which is enough there."""
     q, d, s = _columns(run, _RUN_COLUMNS, "run", read_trec_run)
-    qids, dids = _ids(q, "run query_id"), _ids(d, "run doc_id")
+    qids, _ = _id_array(q, "run query_id")
+    dids = _ids(d, "run doc_id")
     raw = s.to_numpy() if isinstance(s, pd.Series) else np.asarray(s)
     if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == object):
         raise ValueError(f"run scores must be numbers (got dtype {raw.dtype})")
@@ -398,6 +419,26 @@ def run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             f"{_row_label(qids, dids, nan[0])} ({len(nan)} such rows)"
         )
     return qids, dids, scores
+
+
+def _query_segments(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, starts)``: the query ids of a run column checked as :func:`_ids` does, and the start
+    offsets of its runs of equal adjacent ids.
+
+    Only the first id of each run of equal ids is checked: adjacent ids are compared first (one pass
+    that the conversion needs anyway); when every first id is a ``str``, every id is one (a ``str``
+    equals only a ``str``; a missing value equals nothing, so it starts a run). Otherwise the whole
+    column is checked or converted (numbers to their text), and compared again."""
+    try:
+        starts = _segments(qids)
+    except (TypeError, ValueError):  # e.g. pd.NA, whose comparisons have no truth value
+        starts = None
+    if starts is not None and (
+        qids.dtype != object or len(qids) == 0 or pd.api.types.infer_dtype(qids[starts], skipna=False) == "string"
+    ):
+        return qids, starts
+    qids = _object_ids(qids, "run query_id")
+    return qids, _segments(qids)
 
 
 def _hash_ids(ids: np.ndarray) -> np.ndarray:
@@ -593,7 +634,8 @@ class Qrels:
         bit table of the judged documents' hashes), to be confirmed by :meth:`doc_codes`."""
         self._check_hashes()
         if self._filter is None:
-            bits = int(np.clip(np.ceil(np.log2(max(len(self.doc_ids), 1) * 16)), 12, 26))
+            # ≥ 256 bits per judged document, at most 2 MiB: few false candidates, a table that stays in cache
+            bits = int(np.clip(np.ceil(np.log2(max(len(self.doc_ids), 1) * 256)), 12, 21))
             table = np.zeros(1 << bits, dtype=bool)
             table[self.doc_hashes() & ((1 << bits) - 1)] = True
             self._filter = table
@@ -846,26 +888,61 @@ def _trec_order(ranking, scores, doc_ids, score_precision) -> np.ndarray | None:
         ranked = ranking if order is None else ranking[order]
         sorted_scores = scores if order is None else scores[order]
         tied = np.flatnonzero((ranked[1:] == ranked[:-1]) & (sorted_scores[1:] == sorted_scores[:-1]))
-    if len(tied) == 0:
-        return order
-    first = tied if order is None else order[tied]
-    second = tied + 1 if order is None else order[tied + 1]
-    if bool(np.all(np.greater(doc_ids[first], doc_ids[second]))):  # ties already by doc id descending
+    moves = _tie_moves(tied, doc_ids, order)
+    if moves is None:
         return order
     if order is None:
         order = np.arange(n, dtype=np.int64)
+    to, source = moves
+    order[to] = order[source]
+    return order
+
+
+def _grouped_tie_moves(starts: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray, score_precision: str):
+    """For items already grouped into rankings (``starts``: where each begins, rankings in ascending
+    order), the :func:`_tie_moves` that complete trec_eval's order; ``()`` when none is needed, ``None``
+    when some ranking is not sorted by score descending (a sort is needed). Scores are compared as
+    :func:`trec_order` compares them; only the tied neighbours are looked at again."""
+    if len(scores) < 2:
+        return ()
+    if score_precision == "float32":
+        with np.errstate(over="ignore"):  # beyond float32's range: ±inf, as the sort keys have it
+            scores = scores.astype(np.float32)
+    across = starts[1:] - 1  # neighbour pairs (p, p + 1) that straddle two rankings
+    rising = scores[1:] > scores[:-1]
+    rising[across] = False
+    if bool(rising.any()):
+        return None
+    del rising
+    equal = scores[1:] == scores[:-1]  # −0.0 equals +0.0, as in trec_eval
+    equal[across] = False
+    moves = _tie_moves(np.flatnonzero(equal), doc_ids, None)
+    return () if moves is None else moves
+
+
+def _tie_moves(tied: np.ndarray, doc_ids: np.ndarray, order: np.ndarray | None):
+    """Ties broken by document id descending (byte-wise): ``(to, source)`` such that
+    ``order[to] = order[source]`` (``order``: the items sorted by ranking and score, ``None`` = as
+    given; ``tied``: positions ``p`` whose item ties with ``p + 1`` there), or ``None`` when the tied
+    items are already in that order. Only tied items are compared."""
+    if len(tied) == 0:
+        return None
+    first = tied if order is None else order[tied]
+    second = tied + 1 if order is None else order[tied + 1]
+    if bool(np.all(np.greater(doc_ids[first], doc_ids[second]))):  # ties already by doc id descending
+        return None
     pos = np.unique(np.concatenate((tied, tied + 1)))
-    sub_ids = doc_ids[order[pos]]
+    sub_ids = doc_ids[pos if order is None else order[pos]]
     if max(map(len, sub_ids)) <= _FIXED_WIDTH_CHARS:
         sub_ids = sub_ids.astype(str)  # fixed-width: same code-point order, sorted in C
     _, doc_rank = np.unique(sub_ids, return_inverse=True)
     # tie groups: consecutive tied positions (each adjacent tied pair shares ranking and score)
-    pair = np.zeros(n, dtype=bool)
+    pair = np.zeros(int(pos[-1]) + 1, dtype=bool)
     pair[tied] = True  # position p ties with p + 1
     group = np.cumsum(np.concatenate(([True], ~(pair[pos[:-1]] & (pos[1:] == pos[:-1] + 1)))))
     within = np.lexsort((-doc_rank.reshape(-1), group))
-    order[pos] = order[pos[within]]
-    return order
+    moved = np.flatnonzero(within != np.arange(len(pos)))
+    return pos[moved], pos[within[moved]]
 
 
 _PAD32 = np.iinfo(np.int32).max
@@ -970,9 +1047,10 @@ class PreparedRuns:
                 )
         lengths = self.lengths[sel]
         depth = int(lengths.max()) if len(lengths) else 0
-        codes = np.where(np.arange(depth) < lengths[:, None], np.int32(UNPOOLED), np.int32(PAD)).astype(
-            np.int32, copy=False
-        )
+        if bool(np.all(lengths == depth)):
+            codes = np.full((len(sel), depth), UNPOOLED, dtype=np.int32)
+        else:
+            codes = np.where(np.arange(depth) < lengths[:, None], np.int32(UNPOOLED), np.int32(PAD))
         self._uses += 1
         if self._uses > 1 and self._docs is None:
             self._index_documents()  # evaluated again: index the distinct documents once
@@ -1091,28 +1169,37 @@ def prepare_runs(runs: Mapping[str, Any], score_precision: str = "float32", topi
     """
     if score_precision not in SCORE_PRECISIONS:
         raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
-    return _prepare([(name, run_columns(run)) for name, run in runs.items()], score_precision, topics)
+    return _prepare([(name, _run_columns(run)) for name, run in runs.items()], score_precision, topics)
 
 
 def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
-    """:func:`prepare_runs` from ``[(name, (query_ids, doc_ids, scores)), ...]`` (see :func:`run_columns`)."""
+    """:func:`prepare_runs` from ``[(name, (query_ids, doc_ids, scores)), ...]`` (see :func:`run_columns`;
+    query ids may be unchecked, as :func:`_run_columns` gives them).
+
+    Each run is cut into segments of equal adjacent query ids. When every query of a run is one
+    segment and each segment is sorted by score (as TREC runs are), the items stay where they are and
+    only tied neighbours are reordered; otherwise one sort puts everything in order."""
+    if score_precision not in SCORE_PRECISIONS:
+        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
     names = [name for name, _ in columns]
     topic_index = None if topics is None else (topics if isinstance(topics, pd.Index) else pd.Index(topics))
-    ranking_parts, did_parts, score_parts, query_parts, run_parts = [], [], [], [], []
+    seg_row_parts, seg_len_parts, did_parts, score_parts, query_parts, run_parts = [], [], [], [], [], []
     n_rows = 0
+    owned = len(columns) > 1  # the item arrays are ours (concatenated), not the caller's
     for run_no, (_name, (qids, dids, scores)) in enumerate(columns):
-        starts = _segments(qids)
+        qids, starts = _query_segments(qids)
         seg_query = qids[starts]
         seg_len = np.diff(np.append(starts, len(qids)))
         if topic_index is not None and len(starts):
             keep = topic_index.get_indexer(seg_query) >= 0
             if not keep.all():
                 items = np.repeat(keep, seg_len)
-                dids, scores = dids[items], scores[items]
+                dids, scores, owned = dids[items], scores[items], True
                 seg_query, seg_len = seg_query[keep], seg_len[keep]
         # one row per distinct query of the run, numbered in first-seen order
         seg_row, row_query = pd.factorize(seg_query) if len(seg_query) else (np.zeros(0, np.int64), [])
-        ranking_parts.append(np.repeat(seg_row.astype(np.int64) + n_rows, seg_len))
+        seg_row_parts.append(seg_row.astype(np.int64) + n_rows)
+        seg_len_parts.append(seg_len.astype(np.int64))
         query_parts.append(np.asarray(row_query, dtype=object))
         run_parts.append(np.full(len(row_query), run_no, dtype=np.int64))
         did_parts.append(dids)
@@ -1124,17 +1211,33 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
             return np.zeros(0, dtype=dtype)
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    ranking = joined(ranking_parts, np.int64)
+    seg_rows, seg_lens = joined(seg_row_parts, np.int64), joined(seg_len_parts, np.int64)
     dids = joined(did_parts, object)
     scores = joined(score_parts, np.float64)
-    del ranking_parts, did_parts, score_parts
-    order = _trec_order(ranking, scores, dids, score_precision)
-    if order is not None:
-        dids, scores = dids[order], scores[order]
-        ranking = ranking[order]
-        del order
-    lengths = np.bincount(ranking, minlength=n_rows).astype(np.int64)
-    del ranking
+    del did_parts, score_parts
+    moves = None
+    if not bool(np.all(seg_rows[1:] > seg_rows[:-1])):  # a query in several segments: not grouped
+        ranking = np.repeat(seg_rows, seg_lens)
+    else:  # segment i is row i
+        ranking = None
+        moves = _grouped_tie_moves(np.cumsum(seg_lens) - seg_lens, scores, dids, score_precision)
+    if moves is None:  # not in ranking order: one sort
+        if ranking is None:
+            ranking = np.repeat(seg_rows, seg_lens)
+        order = _trec_order(ranking, scores, dids, score_precision)
+        if order is not None:
+            dids, scores = dids[order], scores[order]
+            ranking = ranking[order]
+            del order
+        lengths = np.bincount(ranking, minlength=n_rows).astype(np.int64)
+        del ranking
+    else:
+        lengths = seg_lens
+        if moves:
+            to, source = moves
+            if not owned:
+                dids, scores = dids.copy(), scores.copy()
+            dids[to], scores[to] = dids[source], scores[source]
     row_starts = np.cumsum(lengths) - lengths
     hashes = _hash_ids(dids)
     dup_rows, dup_docs = _find_duplicates(hashes, dids, row_starts, lengths)

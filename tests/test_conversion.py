@@ -188,3 +188,85 @@ def test_prepared_runs_round_trip_to_frames():
         b = frames[name].sort_values(key, ignore_index=True)
         pd.testing.assert_frame_equal(a, b, check_dtype=False)
     assert prepared.run_sizes().tolist() == [len(r) for r in runs.values()]
+
+
+def _layout(frame: pd.DataFrame, layout: str, score_precision: str, rng) -> pd.DataFrame:
+    """The rows of a run rearranged: by query and score with ties in random doc id order (the grouped
+    path that only reorders tied neighbours), grouped but unsorted, one query split in two blocks, or
+    shuffled (the sort path)."""
+    cmp = frame["score"].to_numpy().astype(np.float32 if score_precision == "float32" else np.float64)
+    tie_noise = rng.random(len(frame))
+    by_score = frame.iloc[np.lexsort((tie_noise, -cmp, frame["query_id"].to_numpy()))]
+    if layout == "sorted":
+        return by_score.reset_index(drop=True)
+    if layout == "grouped_unsorted":
+        return frame.iloc[np.lexsort((tie_noise, frame["query_id"].to_numpy()))].reset_index(drop=True)
+    if layout == "split_query":
+        first = by_score["query_id"].iloc[0]
+        block = by_score[by_score["query_id"] == first]
+        rest = by_score[by_score["query_id"] != first]
+        half = len(block) // 2
+        return pd.concat([block.iloc[:half], rest, block.iloc[half:]], ignore_index=True)
+    return frame.sample(frac=1.0, random_state=int(rng.integers(1 << 30))).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("score_precision", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["sorted", "grouped_unsorted", "split_query", "shuffled"])
+def test_conversion_orders_every_layout_like_a_plain_sort_and_leaves_the_input_alone(score_precision, layout):
+    runs, qrels = _world(seed=8)
+    rng = np.random.default_rng(4)
+    laid = {name: _layout(frame, layout, score_precision, rng) for name, frame in runs.items()}
+    before = {name: frame.copy(deep=True) for name, frame in laid.items()}
+    doc_arrays = {name: frame["doc_id"].to_numpy() for name, frame in laid.items()}
+    single = next(iter(laid))
+    for given in (laid, {single: laid[single]}):  # many runs (concatenated) and one run (the caller's arrays)
+        prepared = prepare_runs(given, score_precision)
+        for row in range(prepared.n_rows):
+            name = prepared.run_names[prepared.row_run[row]]
+            frame = laid[name]
+            mine = frame[frame["query_id"] == prepared.row_query[row]]
+            ref = _reference_order(
+                np.zeros(len(mine), np.int64), mine["score"].to_numpy(), mine["doc_id"].to_numpy(), score_precision
+            )
+            start = prepared.row_starts[row]
+            got = prepared.doc_ids[start : start + prepared.lengths[row]]
+            assert got.tolist() == mine["doc_id"].to_numpy()[ref].tolist()
+            scores = prepared.scores[start : start + prepared.lengths[row]]
+            np.testing.assert_array_equal(scores, mine["score"].to_numpy()[ref])
+        expected = ir_incomplete.evaluate(runs, qrels, MEASURES, score_precision=score_precision)
+        got_values = ir_incomplete.evaluate(given, qrels, MEASURES, score_precision=score_precision)
+        pd.testing.assert_frame_equal(expected[expected["run"].isin(list(given))].reset_index(drop=True), got_values)
+    for name, frame in laid.items():  # nothing reordered in place
+        pd.testing.assert_frame_equal(frame, before[name])
+        assert frame["doc_id"].to_numpy().tolist() == doc_arrays[name].tolist()
+
+
+@pytest.mark.parametrize("dtype", [object, "str", "string"])
+def test_a_missing_query_id_inside_a_block_is_found(dtype):
+    """Query ids are checked where they change: a missing id must still be found where it sits."""
+    qids = pd.Series(["q1", "q1", None, "q1", "q2"], dtype=dtype)
+    run = pd.DataFrame({"query_id": qids, "doc_id": list("abcde"), "score": [5.0, 4, 3, 2, 1]})
+    qrels = pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
+    with pytest.raises(ValueError, match=r"run query_id contains missing values \(row 2\)"):
+        ir_incomplete.evaluate(run, qrels, ["infAP"])
+    with pytest.raises(ValueError, match=r"run query_id contains missing values \(row 2\)"):
+        prepare_runs({"r": run})
+
+
+def test_query_ids_of_mixed_types_are_converted_before_blocks_are_cut():
+    """Equal-valued ids of different types (1, 1.0, '1') are one query; non-str ids are converted."""
+    run = pd.DataFrame(
+        {
+            "query_id": pd.Series([1, 1.0, "1", 2, "2"], dtype=object),
+            "doc_id": list("abcde"),
+            "score": [5.0, 4, 3, 2, 1],
+        }
+    )
+    qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["c", "e"], "relevance": [1, 1]})
+    out = ir_incomplete.evaluate(run, qrels, ["RR", "NumRet"])
+    assert out.set_index(["query_id", "measure"])["value"].to_dict() == {
+        ("1", "RR"): 1 / 3,
+        ("2", "RR"): 1 / 2,
+        ("1", "NumRet"): 3.0,
+        ("2", "NumRet"): 2.0,
+    }
