@@ -1024,6 +1024,44 @@ class PreparedRuns:
         self._frames = out
         return dict(out)
 
+    def select(self, names) -> PreparedRuns:
+        """These runs restricted to ``names`` (in that order), converted nothing again: their rankings
+        are gathered, not re-ordered or re-hashed (a robustness study scores one group's runs this way)."""
+        names = [str(n) for n in names]
+        position = {name: i for i, name in enumerate(self.run_names)}
+        unknown = [n for n in names if n not in position]
+        if unknown:
+            raise ValueError(f"no run named {unknown[0]!r} here; the runs are {', '.join(map(repr, self.run_names))}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"run names to select must be distinct (got {names})")
+        new_run = np.full(len(self.run_names), -1, dtype=np.int64)
+        new_run[[position[n] for n in names]] = np.arange(len(names))
+        row_run = new_run[self.row_run]
+        rows = np.flatnonzero(row_run >= 0)
+        rows = rows[np.argsort(row_run[rows], kind="stable")]  # by new run number, queries as they were
+        lengths = self.lengths[rows]
+        items = _row_items(self.row_starts[rows], lengths)
+        new_row = np.full(self.n_rows, -1, dtype=np.int64)
+        new_row[rows] = np.arange(len(rows))
+        dup = new_row[self.duplicate_rows] >= 0
+        dup_rows = new_row[self.duplicate_rows[dup]]
+        dup_order = np.argsort(dup_rows, kind="stable")
+        same_hashes = self._hashes is not None and self._hash_probe == hash(_HASH_PROBE)
+        return PreparedRuns(
+            run_names=names,
+            score_precision=self.score_precision,
+            row_run=row_run[rows],
+            row_query=self.row_query[rows],
+            row_starts=np.cumsum(lengths) - lengths,
+            lengths=lengths,
+            doc_ids=self.doc_ids[items],
+            scores=self.scores[items],
+            duplicate_rows=dup_rows[dup_order],
+            duplicate_docs=self.duplicate_docs[dup][dup_order],
+            _hashes=self._hashes[items] if same_hashes else None,
+            _hash_probe=self._hash_probe if same_hashes else 0,
+        )
+
     def rank(self, qrels: Qrels, runs: slice | None = None) -> RankedLists:
         """The :class:`RankedLists` of these runs (or of ``run_names[runs]``) against ``qrels``: rows of
         the queries ``qrels`` judges, ordered by run, then topic code. Raises ``ValueError`` when such a

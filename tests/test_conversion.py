@@ -270,3 +270,25 @@ def test_query_ids_of_mixed_types_are_converted_before_blocks_are_cut():
         ("1", "NumRet"): 3.0,
         ("2", "NumRet"): 2.0,
     }
+
+
+def test_selected_runs_score_as_if_converted_alone():
+    runs, qrels = _world()
+    dup = runs["run3"]
+    runs["run3"] = pd.concat([dup, dup.iloc[:1]], ignore_index=True)  # lists a document twice
+    prepared = prepare_runs(runs)
+    for names in (["run4", "run1"], ["run0"], ["run5", "run2", "run0"]):
+        got = ir_incomplete.evaluate(prepared.select(names), qrels, MEASURES)
+        expected = ir_incomplete.evaluate({n: runs[n] for n in names}, qrels, MEASURES)
+        pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    picked = prepared.select(["run3", "run1"])
+    assert picked.run_names == ["run3", "run1"]
+    assert picked.run_sizes().tolist() == [len(runs["run3"]), len(runs["run1"])]
+    query = dup["query_id"].iloc[0]
+    assert query in set(qrels["query_id"])  # judged: the duplicate must be refused
+    with pytest.raises(ValueError, match=f"run 'run3' lists document .* more than once for query '{query}'"):
+        ir_incomplete.evaluate(picked, qrels, ["infAP"])
+    with pytest.raises(ValueError, match="no run named 'nope' here"):
+        prepared.select(["nope"])
+    with pytest.raises(ValueError, match="must be distinct"):
+        prepared.select(["run1", "run1"])

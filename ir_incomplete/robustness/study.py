@@ -214,8 +214,7 @@ def _run_task(ctx: _Context, task) -> tuple[np.ndarray, np.ndarray]:
     task = _Task(*task)
     if task.group is not None:  # logo: score the group's own runs only
         names = [n for n in ctx.run_names if ctx.options["groups"][n] == task.group]
-        frames = ctx.runs.frames()  # the converted runs in ranking order (built once per process)
-        ctx = replace(ctx, runs={n: frames[n] for n in names}, run_names=names)
+        ctx = replace(ctx, runs=ctx.runs.select(names), run_names=names)  # gathered, not converted again
     return _mean_scores(ctx, _degraded(ctx, task.level, task.seed, task.group), ctx.measures)
 
 
