@@ -1046,7 +1046,7 @@ class PreparedRuns:
         dup = new_row[self.duplicate_rows] >= 0
         dup_rows = new_row[self.duplicate_rows[dup]]
         dup_order = np.argsort(dup_rows, kind="stable")
-        same_hashes = self._hashes is not None and self._hash_probe == hash(_HASH_PROBE)
+        hashes = self._hashes if self._hash_probe == hash(_HASH_PROBE) else None  # hashed in this process
         return PreparedRuns(
             run_names=names,
             score_precision=self.score_precision,
@@ -1058,8 +1058,8 @@ class PreparedRuns:
             scores=self.scores[items],
             duplicate_rows=dup_rows[dup_order],
             duplicate_docs=self.duplicate_docs[dup][dup_order],
-            _hashes=self._hashes[items] if same_hashes else None,
-            _hash_probe=self._hash_probe if same_hashes else 0,
+            _hashes=None if hashes is None else hashes[items],
+            _hash_probe=0 if hashes is None else self._hash_probe,
         )
 
     def rank(self, qrels: Qrels, runs: slice | None = None) -> RankedLists:
