@@ -183,19 +183,23 @@ def _valid_frame(frame, kind: str) -> bool:
 
 
 def _read_trec(source, kind: str) -> pd.DataFrame:
-    """Read a whitespace-separated TREC file of ``kind`` (see :data:`TREC_FIELDS`) with one C pass.
+    """Read a whitespace-separated TREC file of ``kind`` (see :data:`TREC_FIELDS`) with one C pass;
+    ``kind="qrels"`` also reads sampled qrels ("prels"), recognised by the five fields of the first line.
 
     Every line must have exactly the format's fields and a valid numeric field; otherwise ``ValueError``
     names the file and the line. A truncated or corrupt ``.gz`` file is a ``ValueError`` naming the file.
     """
-    fields = TREC_FIELDS[kind]
-    numeric = fields.index(_TREC_NUMERIC[kind])
-    dtype = {i: object for i in range(len(fields)) if i != numeric}
-    if kind == "run":
-        dtype[numeric] = np.float64
     name = _source_name(source)
     try:
         with _open_text(source) as handle:
+            if kind == "qrels" and _first_line_fields(handle) == len(TREC_FIELDS["prels"]):
+                kind = "prels"
+            handle.seek(0)
+            fields = TREC_FIELDS[kind]
+            numeric = fields.index(_TREC_NUMERIC[kind])
+            dtype: dict[int, Any] = {i: object for i in range(len(fields)) if i != numeric}
+            if kind == "run":
+                dtype[numeric] = np.float64
             try:
                 frame = pd.read_csv(handle, sep=r"\s+", header=None, dtype=dtype, na_filter=False, engine="c")
                 valid = _valid_frame(frame, kind)
@@ -226,21 +230,14 @@ def read_trec_qrels(source: TrecSource) -> pd.DataFrame:
     Every line needs exactly the fields of its format and an integer grade in :data:`GRADE_RANGE`; a
     malformed line (also a file mixing 4- and 5-field lines) or a truncated ``.gz`` file is a
     ``ValueError`` naming the file (and line)."""
-    if _first_line_fields(source) == len(TREC_FIELDS["prels"]):
-        return read_trec_prels(source)
     return _read_trec(source, "qrels")
 
 
-def _first_line_fields(source) -> int:
-    """Number of whitespace-separated fields on the first non-blank line (0 for an empty file)."""
-    try:
-        with _open_text(source) as handle:
-            for line in handle:
-                if line.strip():
-                    return len(line.split())
-    except _DECODE_ERRORS as exc:
-        detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise ValueError(f"cannot read qrels file {_source_name(source)}: truncated or corrupt ({detail})") from None
+def _first_line_fields(handle) -> int:
+    """Number of whitespace-separated fields on the first non-blank line of an open file (0: none)."""
+    for line in handle:
+        if line.strip():
+            return len(line.split())
     return 0
 
 
