@@ -626,9 +626,6 @@ def test_qrels_file_is_opened_once_whatever_its_format(tmp_path, monkeypatch, gz
     monkeypatch.setattr(data, "_open_text", lambda source: opened.append(source) or real(source))
     frame = data.read_trec_qrels(path)
     assert len(opened) == 1
-    assert frame["doc_id"].tolist() == ["a", "b", "c"] and frame["relevance"].tolist() == [
-        1,
-        0 if fields == 4 else -1,
-        2,
-    ]
+    assert frame["doc_id"].tolist() == ["a", "b", "c"]
+    assert frame["relevance"].tolist() == [1, 0 if fields == 4 else -1, 2]
     assert ("stratum" in frame.columns) == (fields == 5)
