@@ -928,7 +928,12 @@ def _tie_moves(tied: np.ndarray, doc_ids: np.ndarray, order: np.ndarray | None):
     second = tied + 1 if order is None else order[tied + 1]
     if bool(np.all(np.greater(doc_ids[first], doc_ids[second]))):  # ties already by doc id descending
         return None
-    pos = np.unique(np.concatenate((tied, tied + 1)))
+    lo = int(tied[0])
+    in_tie = np.zeros(int(tied[-1]) + 2 - lo, dtype=bool)  # the tied positions (p and p + 1), ascending
+    in_tie[tied - lo] = True
+    in_tie[tied + 1 - lo] = True
+    pos = np.flatnonzero(in_tie) + lo
+    del in_tie
     sub_ids = doc_ids[pos if order is None else order[pos]]
     if max(map(len, sub_ids)) <= _FIXED_WIDTH_CHARS:
         sub_ids = sub_ids.astype(str)  # fixed-width: same code-point order, sorted in C
