@@ -11,4 +11,7 @@ No pandas and no ir_measures here. One module per measure family:
 * :mod:`ir_incomplete.kernels.ndcg` — DCG machinery, naive nDCG bounds, bootstrapped nDCG sampler
 * :mod:`ir_incomplete.kernels.reference` — trec_eval's AP, nDCG, P, recall, RR, R-prec, counts;
   condensed lists (``-J``)
+
+Shared by them: :mod:`ir_incomplete.kernels.cells` (positions and counts over cells listed row-major,
+condensed lists).
 """

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ir_incomplete.data import POOLED_UNJUDGED, UNPOOLED
+from ir_incomplete.kernels.cells import count_before, position_in_row, row_first_cell
 
 __all__ = [
     "inferred_ap",
@@ -68,10 +69,10 @@ def inferred_ap(
     relevant = code >= rel_level
     if not relevant.any():
         return np.zeros(rows, dtype=np.float64)
-    first = _row_first_cell(row, rows)
+    first = row_first_cell(row, rows)
     at = np.flatnonzero(relevant)
-    rel_above = _count_before(relevant, first)[at].astype(np.float64)
-    judged_above = _count_before(code >= 0, first)[at].astype(np.float64)
+    rel_above = count_before(relevant, first)[at].astype(np.float64)
+    judged_above = count_before(code >= 0, first)[at].astype(np.float64)
     nonrel_above = judged_above - rel_above
     row, col = row[at], col[at]
     k = col.astype(np.float64) + 1.0
@@ -90,34 +91,11 @@ def _check_rel_level(rel_level: int) -> None:
         raise ValueError(f"rel_level={rel_level!r} must be >= 0 (negative codes mark unjudged documents)")
 
 
-def _row_first_cell(row: np.ndarray, rows: int) -> np.ndarray:
-    """For cells listed row-major (as ``np.nonzero`` gives them), the index of the first cell of each
-    one's row."""
-    counts = np.bincount(row, minlength=rows)
-    return (np.cumsum(counts) - counts)[row]
-
-
-def _count_before(flags: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """For cells listed row-major, how many earlier cells of the same row have ``flags`` set (``first``:
-    :func:`_row_first_cell`): an exclusive cumulative count over the listed cells only."""
-    before = np.cumsum(flags, dtype=np.int64)
-    before -= flags
-    return before - before[first]
-
-
 def _counts_at(mask: np.ndarray, row: np.ndarray, col: np.ndarray) -> np.ndarray:
     """Inclusive cumulative count of ``mask`` along each row, read at the cells ``(row, col)``.
 
     For a cell that is not itself in ``mask`` this is also the exclusive count ("above rank k")."""
     return np.cumsum(mask, axis=1, dtype=np.int32)[row, col].astype(np.int64)
-
-
-def _position_in_row(row: np.ndarray, rows: int) -> np.ndarray:
-    """1-based position of each cell among the cells of its row (cells given in row-major order, as
-    ``np.nonzero`` returns them): at relevant cells, the number of relevant documents up to the cell."""
-    counts = np.bincount(row, minlength=rows)
-    starts = np.cumsum(counts) - counts
-    return np.arange(1, len(row) + 1, dtype=np.int64) - starts[row]
 
 
 def _per_row(values, rows: int, name: str) -> np.ndarray:
@@ -165,7 +143,7 @@ def induced_ap(
     else:
         kept = codes >= 0
     rank = _counts_at(kept, row, col)
-    rel_upto = _position_in_row(row, rows)
+    rel_upto = position_in_row(row, rows)
     if cutoff is not None:
         inside = rank <= cutoff
         row, rank, rel_upto = row[inside], rank[inside], rel_upto[inside]
@@ -356,7 +334,7 @@ def subcollection_ap(codes: np.ndarray, n_relevant: np.ndarray, p, rel_level: in
         return np.zeros(rows, dtype=np.float64)
     judged_upto = _counts_at(codes >= 0, row, col)
     unpooled_upto = _counts_at(codes == UNPOOLED, row, col)
-    rel_upto = _position_in_row(row, rows)
+    rel_upto = position_in_row(row, rows)
     pc = p_rows[row]
     one, zero = pc == 1.0, pc == 0.0
     # the reduced rank: every unpooled doc kept (p = 1), none (p = 0), at least the judged ones (else)
@@ -388,7 +366,7 @@ def _nonrelevant_above(codes: np.ndarray, rel_level: int):
     """Rows of the judged relevant cells and the judged nonrelevant documents above each."""
     row, col = np.nonzero(codes >= 0)  # the judged cells, row-major
     relevant = codes[row, col] >= rel_level
-    nonrel_before = _count_before(~relevant, _row_first_cell(row, codes.shape[0]))
+    nonrel_before = count_before(~relevant, row_first_cell(row, codes.shape[0]))
     return row[relevant], nonrel_before[relevant]
 
 

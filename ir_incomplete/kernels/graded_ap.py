@@ -35,24 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ir_incomplete.data import PAD
+from ir_incomplete.kernels.cells import condense, position_in_row
 
 __all__ = ["condense", "graded_ap", "extended_graded_ap", "expected_graded_ap"]
-
-
-def condense(codes: np.ndarray) -> np.ndarray:
-    """The rankings with every unjudged document (code < 0: pooled-but-unjudged and unpooled) removed,
-    order kept, padded with ``PAD`` (Sakai's condensed lists; trec_eval ``-J``). Cut after condensing."""
-    rows = codes.shape[0]
-    judged = codes >= 0
-    row, col = np.nonzero(judged)
-    counts = np.bincount(row, minlength=rows)
-    width = int(counts.max()) if rows and len(row) else 0
-    out = np.full((rows, width), PAD, dtype=codes.dtype)
-    if len(row):
-        starts = np.cumsum(counts) - counts
-        out[row, np.arange(len(row)) - starts[row]] = codes[row, col]
-    return out
 
 
 def _check(codes: np.ndarray, grade_counts: np.ndarray, g) -> tuple:
@@ -92,9 +77,7 @@ def _levels(row: np.ndarray, grade: np.ndarray, g: np.ndarray, rows: int):
         sub_row = row[mask]
         if len(sub_row) == 0:
             break  # no retrieved document reaches level k, nor any higher level
-        counts = np.bincount(sub_row, minlength=rows)
-        starts = np.cumsum(counts) - counts
-        ordinal = np.arange(1, len(sub_row) + 1, dtype=np.float64) - starts[sub_row]
+        ordinal = position_in_row(sub_row, rows).astype(np.float64)
         yield k, mask, ordinal
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir_incomplete.data import PAD, POOLED_UNJUDGED
+from ir_incomplete.kernels.cells import condense, position_in_row
 
 __all__ = [
     "condense",
@@ -46,18 +47,6 @@ def _discount(width: int) -> np.ndarray:
     return 1.0 / np.log2(np.arange(2, width + 2, dtype=np.float64))
 
 
-def condense(codes: np.ndarray) -> np.ndarray:
-    """The condensed lists (trec_eval ``-J``): each row keeps its judged documents (grade ≥ 0), in rank
-    order, moved to the front; pooled-but-unjudged and unpooled documents are removed; ``PAD`` after."""
-    kept = codes >= 0
-    counts = kept.sum(axis=1)
-    width = int(counts.max()) if len(counts) else 0
-    out = np.full((codes.shape[0], width), PAD, dtype=codes.dtype)
-    row, col = np.nonzero(kept)
-    out[row, _position_in_row(row, codes.shape[0]) - 1] = codes[row, col]
-    return out
-
-
 def _level(rel_level: int) -> int:
     """``rel_level`` checked: grades ≥ 0 only (negative codes mark unjudged documents and padding)."""
     if isinstance(rel_level, bool) or int(rel_level) != rel_level or rel_level < 0:
@@ -70,19 +59,11 @@ def _relevant_cells(codes: np.ndarray, rel_level: int):
     return np.nonzero(codes >= _level(rel_level))
 
 
-def _position_in_row(row: np.ndarray, rows: int) -> np.ndarray:
-    """1-based position of each cell among the selected cells of its row (cells in row-major order, as
-    ``np.nonzero`` gives them); at relevant cells: the relevant documents up to and including it."""
-    counts = np.bincount(row, minlength=rows)
-    starts = np.cumsum(counts) - counts
-    return np.arange(1, len(row) + 1, dtype=np.int64) - starts[row]
-
-
 def average_precision(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int = 1) -> np.ndarray:
     """AP per row: ``Σ_{relevant at rank k} (relevant up to k) / k``, divided by R (R = 0 → 0)."""
     rows = codes.shape[0]
     row, col = _relevant_cells(codes, rel_level)
-    sums = np.bincount(row, weights=_position_in_row(row, rows) / (col + 1.0), minlength=rows)
+    sums = np.bincount(row, weights=position_in_row(row, rows) / (col + 1.0), minlength=rows)
     return _safe_divide(sums, n_relevant)
 
 
@@ -120,7 +101,7 @@ def ideal_dcg(grade_counts: np.ndarray, cutoff: int | None = None, gains: np.nda
     per_cell = counts.ravel()
     ideal_gains = np.repeat(np.tile(gains[levels_used], topics), per_cell)
     topic = np.repeat(np.repeat(np.arange(topics), len(levels_used)), per_cell)
-    rank = _position_in_row(topic, topics)  # 1-based rank in the ideal list
+    rank = position_in_row(topic, topics)  # 1-based rank in the ideal list
     if cutoff is not None:
         inside = rank <= cutoff
         topic, ideal_gains, rank = topic[inside], ideal_gains[inside], rank[inside]
