@@ -430,9 +430,7 @@ def _query_segments(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         starts = _segments(qids)
     except (TypeError, ValueError):  # e.g. pd.NA, whose comparisons have no truth value
         starts = None
-    if starts is not None and (
-        qids.dtype != object or len(qids) == 0 or pd.api.types.infer_dtype(qids[starts], skipna=False) == "string"
-    ):
+    if starts is not None and (len(qids) == 0 or pd.api.types.infer_dtype(qids[starts], skipna=False) == "string"):
         return qids, starts
     qids = _object_ids(qids, "run query_id")
     return qids, _segments(qids)
@@ -833,6 +831,11 @@ class RankedLists:
         return out
 
 
+def _check_score_precision(score_precision) -> None:
+    if score_precision not in SCORE_PRECISIONS:
+        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
+
+
 def _descending_score_keys(scores: np.ndarray) -> np.ndarray:
     """uint32-ranged int64 keys whose ascending order is the descending order of float32 scores."""
     s32 = scores.astype(np.float32) + np.float32(0.0)  # −0.0 → +0.0: equal scores tie, as in C
@@ -865,8 +868,7 @@ def trec_order(
 
 def _trec_order(ranking, scores, doc_ids, score_precision) -> np.ndarray | None:
     """:func:`trec_order`, or ``None`` when the items already are in that order."""
-    if score_precision not in SCORE_PRECISIONS:
-        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
+    _check_score_precision(score_precision)
     ranking = np.asarray(ranking, dtype=np.int64)
     n = len(ranking)
     order = None
@@ -1207,8 +1209,7 @@ def prepare_runs(runs: Mapping[str, Any], score_precision: str = "float32", topi
     ``topics`` (optional, query ids): keep only these queries (trec_eval ignores queries its qrels do not
     judge). Raises ``ValueError`` on missing columns and non-numeric or non-finite scores.
     """
-    if score_precision not in SCORE_PRECISIONS:
-        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
+    _check_score_precision(score_precision)
     return _prepare([(name, _run_columns(run)) for name, run in runs.items()], score_precision, topics)
 
 
@@ -1219,8 +1220,7 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
     Each run is cut into segments of equal adjacent query ids. When every query of a run is one
     segment and each segment is sorted by score (as TREC runs are), the items stay where they are and
     only tied neighbours are reordered; otherwise one sort puts everything in order."""
-    if score_precision not in SCORE_PRECISIONS:
-        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
+    _check_score_precision(score_precision)
     names = [name for name, _ in columns]
     topic_index = None if topics is None else (topics if isinstance(topics, pd.Index) else pd.Index(topics))
     seg_row_parts, seg_len_parts, did_parts, score_parts, query_parts, run_parts = [], [], [], [], [], []
@@ -1255,15 +1255,10 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
     dids = joined(did_parts, object)
     scores = joined(score_parts, np.float64)
     del did_parts, score_parts
-    moves = None
-    if not bool(np.all(seg_rows[1:] > seg_rows[:-1])):  # a query in several segments: not grouped
-        ranking = np.repeat(seg_rows, seg_lens)
-    else:  # segment i is row i
-        ranking = None
-        moves = _grouped_tie_moves(np.cumsum(seg_lens) - seg_lens, scores, dids, score_precision)
+    grouped = bool(np.all(seg_rows[1:] > seg_rows[:-1]))  # each query one segment: segment i is row i
+    moves = _grouped_tie_moves(np.cumsum(seg_lens) - seg_lens, scores, dids, score_precision) if grouped else None
     if moves is None:  # not in ranking order: one sort
-        if ranking is None:
-            ranking = np.repeat(seg_rows, seg_lens)
+        ranking = np.repeat(seg_rows, seg_lens)
         order = _trec_order(ranking, scores, dids, score_precision)
         if order is not None:
             dids, scores = dids[order], scores[order]

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 import pandas as pd
 
-from ir_incomplete.data import SCORE_PRECISIONS, Qrels, run_columns, trec_order
+from ir_incomplete.data import Qrels, _check_score_precision, run_columns, trec_order
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -323,10 +323,7 @@ class RunPool:
     def __init__(self, runs: Any, score_precision: str = "float32") -> None:
         if isinstance(runs, RunPool):
             runs = runs._source
-        if score_precision not in SCORE_PRECISIONS:
-            raise ValueError(
-                f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}"
-            )
+        _check_score_precision(score_precision)
         run_map = _as_run_mapping(runs)
         self._source = run_map
         self.run_names: list[str] = list(run_map)
