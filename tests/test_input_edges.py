@@ -613,6 +613,7 @@ def test_fuzz_value_or_clear_error(case):
 @pytest.mark.parametrize("fields", [4, 5])
 def test_qrels_file_is_opened_once_whatever_its_format(tmp_path, monkeypatch, gz, fields):
     from ir_incomplete import data
+    from ir_incomplete.data import readers
 
     text = "\n1 0 a 1\n1 0 b 0\n2 0 c 2\n" if fields == 4 else "\n1 0 a s1 1\n1 0 b s2 -1\n2 0 c s1 2\n"
     path = tmp_path / ("q.gz" if gz else "q")
@@ -622,8 +623,8 @@ def test_qrels_file_is_opened_once_whatever_its_format(tmp_path, monkeypatch, gz
     else:
         path.write_text(text)
     opened = []
-    real = data._open_text
-    monkeypatch.setattr(data, "_open_text", lambda source: opened.append(source) or real(source))
+    real = readers._open_text
+    monkeypatch.setattr(readers, "_open_text", lambda source: opened.append(source) or real(source))
     frame = data.read_trec_qrels(path)
     assert len(opened) == 1
     assert frame["doc_id"].tolist() == ["a", "b", "c"]

@@ -1,0 +1,217 @@
+"""Every run and qrels input form → columns: query ids, document ids and the numeric field.
+
+DataFrames (ir_measures or PyTerrier column names), dicts of dicts, iterables of named tuples and TREC
+files all become numpy arrays here; ids become ``str`` (numbers as their decimal text), and every
+missing or inexact id is refused with its row. Ids are hashed here too (:func:`_hash_ids`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    #: a TREC file: a path (``.gz`` allowed) or the text itself (a string with a newline)
+    TrecSource = str | os.PathLike[str]
+else:
+    from ir_incomplete._lazy import pandas as pd
+
+from ir_incomplete.data.readers import read_trec_run
+
+_HASH_PROBE = "ir_incomplete.data: hash seed probe"  # hash() of str differs between processes: detect it
+
+_QREL_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("relevance", "label"))
+_RUN_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("score", "score"))
+
+_EXACT_FLOAT_IDS = 2**53  # integral floats below this are exactly their integer
+
+
+def _float_ids(arr: np.ndarray, what: str, rows: np.ndarray | None = None) -> np.ndarray:
+    """Float ids as the text of their integer (``1.0`` → ``"1"``, as ``qid`` columns read as numbers
+    mean); a non-integral or inexact float is refused rather than matched against nothing."""
+    bad = np.flatnonzero((arr != np.round(arr)) | (np.abs(arr) >= _EXACT_FLOAT_IDS))
+    if len(bad):
+        row = int(bad[0] if rows is None else rows[bad[0]])
+        raise ValueError(
+            f"{what} {float(arr[bad[0]])!r} (row {row}) is a float that is not an exact integer, so it "
+            f"cannot name an id; give ids as strings (e.g. frame[column].astype(str))"
+        )
+    return arr.astype(np.int64).astype(str).astype(object)
+
+
+def _ids(values, what: str) -> np.ndarray:
+    """An object array of ``str`` ids (numbers are turned into their decimal text; integral floats into
+    the text of their integer, so that ``1.0`` matches ``"1"`` and ``1``)."""
+    arr, checked = _id_array(values, what)
+    return arr if checked else _object_ids(arr, what)
+
+
+def _id_array(values, what: str) -> tuple[np.ndarray, bool]:
+    """Ids as an object array, and whether they are checked: ``True`` when converted (numbers) or
+    empty; ``False`` for an object array as given, to be checked by :func:`_object_ids` (the run
+    conversion checks query ids only where they change: see :func:`_query_segments`)."""
+    arr = np.asarray(values) if not isinstance(values, (pd.Series, pd.Index)) else values.to_numpy()
+    if arr.dtype != object:
+        if arr.dtype.kind == "f":
+            if np.isnan(arr).any():
+                raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(np.isnan(arr))[0])})")
+            return _float_ids(arr, what), True
+        return arr.astype(str).astype(object), True
+    return arr, len(arr) == 0
+
+
+def _object_ids(arr: np.ndarray, what: str) -> np.ndarray:
+    """:func:`_ids` of an object array: itself when every element is a ``str`` (one C pass)."""
+    if len(arr) == 0 or pd.api.types.infer_dtype(arr, skipna=False) == "string":
+        return arr
+    missing = pd.isna(arr)
+    if missing.any():
+        raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(missing)[0])})")
+    floats = np.fromiter((isinstance(v, (float, np.floating)) for v in arr), dtype=bool, count=len(arr))
+    out = np.array([str(v) for v in arr], dtype=object)
+    if floats.any():
+        out[floats] = _float_ids(arr[floats].astype(np.float64), what, np.flatnonzero(floats))
+    return out
+
+
+def _frame_columns(frame: pd.DataFrame, spec, kind: str):
+    cols = []
+    for names in spec:
+        found = next((n for n in names if n in frame.columns), None)
+        if found is None:
+            expected = " or ".join("/".join(n[i] for n in spec) for i in range(2))
+            raise ValueError(
+                f"{kind} DataFrame is missing column {names[0]!r} "
+                f"(found columns {list(map(str, frame.columns))}; expected {expected})"
+            )
+        cols.append(frame[found])
+    return cols
+
+
+def _values(values) -> np.ndarray:
+    """Scores or grades from Python values: numeric when all are numbers, else objects (checked later)."""
+    arr = np.asarray(values)
+    return arr if arr.dtype.kind in "iufb" else np.array(values, dtype=object)
+
+
+def _tuples_columns(items, spec, kind: str):
+    items = list(items)
+    if not items:
+        return [np.array([], dtype=object), np.array([], dtype=object), np.array([], dtype=float)]
+    first = items[0]
+    fields = getattr(first, "_fields", None)
+    if fields is not None:
+        idx = []
+        for names in spec:
+            found = next((n for n in names if n in fields), None)
+            if found is None:
+                raise ValueError(f"{kind} tuples are missing field {names[0]!r} (found fields {list(fields)})")
+            idx.append(fields.index(found))
+    elif isinstance(first, (tuple, list)) and len(first) >= 3:
+        idx = [0, 1, 2]
+    else:
+        raise ValueError(
+            f"{kind} must be a DataFrame, a dict of dicts, an iterable of named tuples "
+            f"({'Qrel' if kind == 'qrels' else 'ScoredDoc'}), or a TREC file path; got {type(first).__name__} items"
+        )
+    cols = list(zip(*[(it[idx[0]], it[idx[1]], it[idx[2]]) for it in items], strict=True))
+    return [np.array(cols[0], dtype=object), np.array(cols[1], dtype=object), _values(cols[2])]
+
+
+def _columns(data, spec, kind: str, reader):
+    if isinstance(data, pd.DataFrame):
+        return _frame_columns(data, spec, kind)
+    if isinstance(data, (str, os.PathLike)):
+        return _frame_columns(reader(data), spec, kind)
+    if isinstance(data, Mapping):
+        qids: list[Any] = []
+        dids: list[Any] = []
+        vals: list[Any] = []
+        for qid, docs in data.items():
+            if not isinstance(docs, Mapping):
+                raise ValueError(
+                    f"{kind} dict must map query ids to dicts of doc_id -> value; "
+                    f"query {qid!r} maps to {type(docs).__name__}"
+                )
+            qids.extend([qid] * len(docs))
+            dids.extend(docs.keys())
+            vals.extend(docs.values())
+        return [np.array(qids, dtype=object), np.array(dids, dtype=object), _values(vals)]
+    if hasattr(data, "__iter__"):
+        return _tuples_columns(data, spec, kind)
+    raise ValueError(
+        f"cannot read {kind} of type {type(data).__name__}: expected a DataFrame "
+        f"(query_id/doc_id/{spec[2][0]} or qid/docno/{spec[2][1]}), a dict of dicts, "
+        f"an iterable of named tuples or a TREC file path"
+    )
+
+
+def _row_label(qids, dids, i) -> str:
+    return f"row {int(i)} (query_id={qids[i]!r}, doc_id={dids[i]!r})"
+
+
+def run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(query_ids, doc_ids, scores)`` of any run form: object arrays of ``str`` and ``float64``."""
+    qids, dids, scores = _run_columns(run)
+    return _object_ids(qids, "run query_id"), dids, scores
+
+
+def _run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`run_columns`, except that query ids given as an object array are returned unchecked: the
+    run conversion checks them where they change (:func:`_query_segments`), which is enough there."""
+    q, d, s = _columns(run, _RUN_COLUMNS, "run", read_trec_run)
+    qids, _ = _id_array(q, "run query_id")
+    dids = _ids(d, "run doc_id")
+    raw = s.to_numpy() if isinstance(s, pd.Series) else np.asarray(s)
+    if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == object):
+        raise ValueError(f"run scores must be numbers (got dtype {raw.dtype})")
+    if raw.dtype == object:
+        numeric = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.flatnonzero(np.isnan(numeric) & ~pd.isna(raw))
+        if len(bad):
+            raise ValueError(f"run score {raw[bad[0]]!r} is not a number at {_row_label(qids, dids, bad[0])}")
+        scores = numeric
+    else:
+        scores = raw.astype(np.float64, copy=False)
+    nan = np.flatnonzero(~np.isfinite(scores)) if len(scores) else np.zeros(0, dtype=np.int64)
+    if len(nan):
+        raise ValueError(
+            f"run score {float(scores[nan[0]])!r} is not a finite number at "
+            f"{_row_label(qids, dids, nan[0])} ({len(nan)} such rows)"
+        )
+    return qids, dids, scores
+
+
+def _query_segments(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids, starts)``: the query ids of a run column checked as :func:`_ids` does, and the start
+    offsets of its runs of equal adjacent ids.
+
+    Only the first id of each run of equal ids is checked: adjacent ids are compared first (one pass
+    that the conversion needs anyway); when every first id is a ``str``, every id is one (a ``str``
+    equals only a ``str``; a missing value equals nothing, so it starts a run). Otherwise the whole
+    column is checked or converted (numbers to their text), and compared again."""
+    try:
+        starts = _segments(qids)
+    except (TypeError, ValueError):  # e.g. pd.NA, whose comparisons have no truth value
+        starts = None
+    if starts is not None and (len(qids) == 0 or pd.api.types.infer_dtype(qids[starts], skipna=False) == "string"):
+        return qids, starts
+    qids = _object_ids(qids, "run query_id")
+    return qids, _segments(qids)
+
+
+def _hash_ids(ids: np.ndarray) -> np.ndarray:
+    return np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
+
+
+def _segments(qids: np.ndarray):
+    """Start offsets of runs of equal adjacent query ids."""
+    if len(qids) == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.flatnonzero(qids[1:] != qids[:-1]) + 1
+    return np.concatenate(([0], change)).astype(np.int64)

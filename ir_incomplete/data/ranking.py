@@ -1,0 +1,132 @@
+"""trec_eval's ranking order: score descending (as float32 by default), ties by document id descending.
+
+Runs already in that order (as TREC runs usually are) are recognised in one vectorized pass and not
+sorted; only tied neighbours are compared by document id.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    #: a TREC file: a path (``.gz`` allowed) or the text itself (a string with a newline)
+    TrecSource = str | os.PathLike[str]
+else:
+    pass
+
+from ir_incomplete.data.codes import SCORE_PRECISIONS
+
+_FIXED_WIDTH_CHARS = 64  # tie-breaking sorts ids as fixed-width strings when none is longer
+
+
+def _check_score_precision(score_precision) -> None:
+    if score_precision not in SCORE_PRECISIONS:
+        raise ValueError(f"score_precision={score_precision!r} is not valid; choices: {', '.join(SCORE_PRECISIONS)}")
+
+
+def _descending_score_keys(scores: np.ndarray) -> np.ndarray:
+    """uint32-ranged int64 keys whose ascending order is the descending order of float32 scores."""
+    s32 = scores.astype(np.float32) + np.float32(0.0)  # −0.0 → +0.0: equal scores tie, as in C
+    bits = s32.view(np.int32).astype(np.int64)
+    ordered = np.where(bits < 0, bits ^ 0x7FFFFFFF, bits)  # monotone in the float value
+    return np.int64(0x7FFFFFFF) - ordered  # 0 .. 2^32-1, smaller = higher score
+
+
+def trec_order(
+    ranking: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray, score_precision: str = "float32"
+) -> np.ndarray:
+    """The permutation that puts items in trec_eval's order: grouped by ``ranking`` (an int64 id per
+    item, ascending), then score descending (compared as ``float32`` by default, as trec_eval 9 does),
+    ties broken by document id descending, byte-wise (code-point order of the ``str`` ids).
+
+    Items already in this order are recognised in one vectorized pass and not sorted; otherwise one
+    stable sort. Only tied items are compared by document id.
+    """
+    order = _trec_order(ranking, scores, doc_ids, score_precision)
+    return np.arange(len(scores), dtype=np.int64) if order is None else order
+
+
+def _trec_order(ranking, scores, doc_ids, score_precision) -> np.ndarray | None:
+    """:func:`trec_order`, or ``None`` when the items already are in that order."""
+    _check_score_precision(score_precision)
+    ranking = np.asarray(ranking, dtype=np.int64)
+    n = len(ranking)
+    order = None
+    if score_precision == "float32":
+        key = (ranking << 32) | _descending_score_keys(scores)  # one int64: ranking, then score descending
+        if n > 1 and not bool(np.all(key[1:] >= key[:-1])):
+            order = np.argsort(key, kind="stable")
+            key = key[order]
+        tied = np.flatnonzero(key[1:] == key[:-1])
+        del key
+    else:
+        if n > 1:
+            step = ranking[1:] - ranking[:-1]
+            if not bool(np.all((step > 0) | ((step == 0) & (scores[1:] <= scores[:-1])))):
+                order = np.lexsort((-scores, ranking))
+        ranked = ranking if order is None else ranking[order]
+        sorted_scores = scores if order is None else scores[order]
+        tied = np.flatnonzero((ranked[1:] == ranked[:-1]) & (sorted_scores[1:] == sorted_scores[:-1]))
+    moves = _tie_moves(tied, doc_ids, order)
+    if moves is None:
+        return order
+    if order is None:
+        order = np.arange(n, dtype=np.int64)
+    to, source = moves
+    order[to] = order[source]
+    return order
+
+
+def _grouped_tie_moves(starts: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray, score_precision: str):
+    """For items already grouped into rankings (``starts``: where each begins, rankings in ascending
+    order), the :func:`_tie_moves` that complete trec_eval's order; ``()`` when none is needed, ``None``
+    when some ranking is not sorted by score descending (a sort is needed). Scores are compared as
+    :func:`trec_order` compares them; only the tied neighbours are looked at again."""
+    if len(scores) < 2:
+        return ()
+    if score_precision == "float32":
+        with np.errstate(over="ignore"):  # beyond float32's range: ±inf, as the sort keys have it
+            scores = scores.astype(np.float32)
+    across = starts[1:] - 1  # neighbour pairs (p, p + 1) that straddle two rankings
+    rising = scores[1:] > scores[:-1]
+    rising[across] = False
+    if bool(rising.any()):
+        return None
+    del rising
+    equal = scores[1:] == scores[:-1]  # −0.0 equals +0.0, as in trec_eval
+    equal[across] = False
+    moves = _tie_moves(np.flatnonzero(equal), doc_ids, None)
+    return () if moves is None else moves
+
+
+def _tie_moves(tied: np.ndarray, doc_ids: np.ndarray, order: np.ndarray | None):
+    """Ties broken by document id descending (byte-wise): ``(to, source)`` such that
+    ``order[to] = order[source]`` (``order``: the items sorted by ranking and score, ``None`` = as
+    given; ``tied``: positions ``p`` whose item ties with ``p + 1`` there), or ``None`` when the tied
+    items are already in that order. Only tied items are compared."""
+    if len(tied) == 0:
+        return None
+    first = tied if order is None else order[tied]
+    second = tied + 1 if order is None else order[tied + 1]
+    if bool(np.all(np.greater(doc_ids[first], doc_ids[second]))):  # ties already by doc id descending
+        return None
+    lo = int(tied[0])
+    in_tie = np.zeros(int(tied[-1]) + 2 - lo, dtype=bool)  # the tied positions (p and p + 1), ascending
+    in_tie[tied - lo] = True
+    in_tie[tied + 1 - lo] = True
+    pos = np.flatnonzero(in_tie) + lo
+    del in_tie
+    sub_ids = doc_ids[pos if order is None else order[pos]]
+    if max(map(len, sub_ids)) <= _FIXED_WIDTH_CHARS:
+        sub_ids = sub_ids.astype(str)  # fixed-width: same code-point order, sorted in C
+    _, doc_rank = np.unique(sub_ids, return_inverse=True)
+    # tie groups: consecutive tied positions (each adjacent tied pair shares ranking and score)
+    pair = np.zeros(int(pos[-1]) + 1, dtype=bool)
+    pair[tied] = True  # position p ties with p + 1
+    group = np.cumsum(np.concatenate(([True], ~(pair[pos[:-1]] & (pos[1:] == pos[:-1] + 1)))))
+    within = np.lexsort((-doc_rank.reshape(-1), group))
+    moved = np.flatnonzero(within != np.arange(len(pos)))
+    return pos[moved], pos[within[moved]]
