@@ -29,7 +29,8 @@ DEFAULT_CHUNK_ROWS = 2_000_000
 
 
 def as_measures(measures) -> list[Any]:
-    """A list of ``ir_measures.Measure`` from measure objects and/or strings in our grammar."""
+    """A list of ``ir_measures.Measure`` from measure objects and/or strings in our grammar, each canonical
+    measure once (``NumRel`` and ``NumRel(rel=1)`` are one measure: the first spelling is kept), in order."""
     import ir_measures
 
     from ir_incomplete.grammar import parse
@@ -46,7 +47,7 @@ def as_measures(measures) -> list[Any]:
             raise ValueError(f"{m!r} is not a measure (give a Measure object or a string such as 'infAP(c=1.5)@10')")
     if not out:
         raise ValueError("no measures given")
-    return out
+    return list(dict.fromkeys(out))  # one of each canonical measure (NumRel = NumRel(rel=1)), in order
 
 
 def _run_name(path) -> str:
@@ -97,12 +98,23 @@ class _Runs:
 
 
 def _add_path(out: _Runs, path) -> None:
+    """Add a run file, or every run file of a directory (hidden files and sub-directories are skipped; a
+    link that leads nowhere, or to something that is not a file, is an error naming it)."""
     if os.path.isdir(path):
         files = sorted(f for f in os.listdir(path) if not f.startswith("."))
         for f in files:
             full = os.path.join(path, f)
             if os.path.isfile(full):
                 out.add(_run_name(f), full, f"file {full!r}")
+            elif os.path.islink(full) and not os.path.isdir(full):
+                raise ValueError(
+                    f"run directory {os.fspath(path)!r} holds {f!r}, a link to {os.readlink(full)!r}, "
+                    f"which is not a readable file (a dangling link?); remove or fix it"
+                )
+            elif not os.path.isdir(full):
+                raise ValueError(
+                    f"run directory {os.fspath(path)!r} holds {f!r}, which is not a regular file; remove it"
+                )
     else:
         out.add(_run_name(path), path, f"file {os.fspath(path)!r}")
 
@@ -202,7 +214,7 @@ def evaluate(
         ``"qrels"`` (default): every query of the qrels, a query the run does not answer gets the
         measure's default (0), as ``ir_measures`` and trec_eval ``-c``; ``"run"``: only the queries of
         the qrels that the run answers, as trec_eval without ``-c`` and NIST's ``sample_eval`` (its
-        ``all`` line averages over these).
+        ``all`` line averages over these); a run that answers none of them is a ``ValueError``.
     chunk_rows
         Memory bound: runs are converted and scored a group of whole runs at a time, each group holding
         at most this many run rows (retrieved documents) in all, or one run when a single run is larger.
@@ -273,6 +285,15 @@ def evaluate(
             pairs = pd.MultiIndex.from_arrays([np.array(names, dtype=object)[run_index], judged.topic_ids[topic_index]])
         else:
             pairs = _answered_pairs(run_map)
+            pairs = pairs[pairs.get_level_values(1).isin(judged.topic_index)]
+        silent = [name for name in names if name not in set(pairs.get_level_values(0))]
+        if silent:
+            raise ValueError(
+                f"run {silent[0]!r} answers none of the qrels' {judged.n_topics} queries"
+                + (f" (nor do {len(silent) - 1} other runs)" if len(silent) > 1 else "")
+                + "; with topics='run' it has no query to be evaluated on (trec_eval: 'No queries with both "
+                "results and relevance info'); check its query ids, or use topics='qrels' to score it 0"
+            )
         result = _answered_only(result, pairs)
     order = {repr(m): i for i, m in enumerate(measures)}
     result["_m"] = result["measure"].map(order)

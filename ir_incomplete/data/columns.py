@@ -57,6 +57,10 @@ def _id_array(values, what: str) -> tuple[np.ndarray, bool]:
     conversion checks query ids only where they change: see :func:`_query_segments`)."""
     arr = np.asarray(values) if not isinstance(values, (pd.Series, pd.Index)) else values.to_numpy()
     if arr.dtype != object:
+        if arr.dtype.kind == "S":  # numpy bytes: UTF-8 text
+            return _utf8_ids(arr, what, np.arange(len(arr))), True
+        if arr.dtype.kind == "c":
+            raise ValueError(f"{what} holds complex numbers (dtype {arr.dtype}), which cannot name ids")
         if arr.dtype.kind == "f":
             if np.isnan(arr).any():
                 raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(np.isnan(arr))[0])})")
@@ -73,9 +77,27 @@ def _object_ids(arr: np.ndarray, what: str) -> np.ndarray:
     if missing.any():
         raise ValueError(f"{what} contains missing values (row {int(np.flatnonzero(missing)[0])})")
     floats = np.fromiter((isinstance(v, (float, np.floating)) for v in arr), dtype=bool, count=len(arr))
+    raw = np.fromiter((isinstance(v, (bytes, bytearray)) for v in arr), dtype=bool, count=len(arr))
     out = np.array([str(v) for v in arr], dtype=object)
     if floats.any():
         out[floats] = _float_ids(arr[floats].astype(np.float64), what, np.flatnonzero(floats))
+    if raw.any():  # bytes (also numpy.bytes_): their UTF-8 text, not "b'd1'"
+        out[raw] = _utf8_ids(arr[raw], what, np.flatnonzero(raw))
+    return out
+
+
+def _utf8_ids(arr: np.ndarray, what: str, rows: np.ndarray) -> np.ndarray:
+    """Byte-string ids decoded as UTF-8 (an object array of ``str``); bytes that are not UTF-8 are refused
+    with their row (``rows``: the row of each element)."""
+    out = np.empty(len(arr), dtype=object)
+    for i, value in enumerate(arr.tolist()):
+        try:
+            out[i] = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(
+                f"{what} {bytes(value)!r} (row {int(rows[i])}) is a byte string that is not UTF-8 text; "
+                f"decode the ids first (e.g. frame[column].str.decode('latin-1'))"
+            ) from None
     return out
 
 
@@ -89,7 +111,13 @@ def _frame_columns(frame: pd.DataFrame, spec, kind: str):
                 f"{kind} DataFrame is missing column {names[0]!r} "
                 f"(found columns {list(map(str, frame.columns))}; expected {expected})"
             )
-        cols.append(frame[found])
+        column = frame[found]
+        if isinstance(column, pd.DataFrame):  # the label names several columns
+            raise ValueError(
+                f"{kind} DataFrame has {column.shape[1]} columns named {found!r}; keep one "
+                f"(e.g. frame.loc[:, ~frame.columns.duplicated()])"
+            )
+        cols.append(column)
     return cols
 
 
@@ -170,6 +198,15 @@ def _run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     raw = s.to_numpy() if isinstance(s, pd.Series) else np.asarray(s)
     if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == object):
         raise ValueError(f"run scores must be numbers (got dtype {raw.dtype})")
+    if raw.dtype.kind == "c":
+        raise ValueError(f"run scores are complex numbers (dtype {raw.dtype}); scores must be real numbers")
+    if raw.dtype == object:
+        complex_at = next((i for i, v in enumerate(raw.tolist()) if isinstance(v, (complex, np.complexfloating))), None)
+        if complex_at is not None:
+            raise ValueError(
+                f"run score {raw[complex_at]!r} is a complex number at {_row_label(qids, dids, complex_at)}; "
+                f"scores must be real numbers"
+            )
     if raw.dtype == object:
         numeric = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(dtype=np.float64)
         bad = np.flatnonzero(np.isnan(numeric) & ~pd.isna(raw))

@@ -324,6 +324,12 @@ def _integer_grades(raw: np.ndarray, qids, dids) -> np.ndarray:
     if raw.dtype == bool:
         raise ValueError("qrels relevance must be integer grades, not booleans")
     if raw.dtype == object:
+        complex_at = next((i for i, v in enumerate(raw.tolist()) if isinstance(v, (complex, np.complexfloating))), None)
+        if complex_at is not None:
+            raise ValueError(
+                f"qrels relevance {raw[complex_at]!r} is a complex number at "
+                f"{_row_label(qids, dids, complex_at)}; grades must be integers"
+            )
         numeric = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(dtype=np.float64)
         bad = np.flatnonzero(np.isnan(numeric))
         if len(bad):
