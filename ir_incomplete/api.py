@@ -306,19 +306,22 @@ def evaluate(
 
 def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | None):
     """``(index of the first run, RankedLists)`` of consecutive groups of whole runs of at most
-    ``chunk_rows`` rows (or one run); each run is read when its group is converted."""
+    ``chunk_rows`` rows (or one run), each group in blocks of rows of similar length
+    (:meth:`PreparedRuns.rank_blocks`); each run is read when its group is converted."""
     chunk: list[tuple[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
     size, first = 0, 0
     for i, (name, run) in enumerate(run_map.items()):
         columns = _run_columns(run)
         if chunk and chunk_rows is not None and size + len(columns[0]) > chunk_rows:
-            yield first, _prepare(chunk, score_precision, judged.topic_index).rank(judged)
+            for ranked in _prepare(chunk, score_precision, judged.topic_index).rank_blocks(judged):
+                yield first, ranked
             chunk, size, first = [], 0, i
         chunk.append((name, columns))
         size += len(columns[0])
         del columns
     if chunk:
-        yield first, _prepare(chunk, score_precision, judged.topic_index).rank(judged)
+        for ranked in _prepare(chunk, score_precision, judged.topic_index).rank_blocks(judged):
+            yield first, ranked
 
 
 def _prepared_chunks(prepared: PreparedRuns, judged: Qrels, chunk_rows: int | None):
@@ -334,7 +337,8 @@ def _prepared_chunks(prepared: PreparedRuns, judged: Qrels, chunk_rows: int | No
             while stop < len(sizes) and total + sizes[stop] <= chunk_rows:
                 total += sizes[stop]
                 stop += 1
-        yield 0, prepared.rank(judged, runs=slice(start, stop))
+        for ranked in prepared.rank_blocks(judged, runs=slice(start, stop)):
+            yield 0, ranked
         start = stop
 
 

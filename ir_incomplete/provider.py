@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 import ir_measures
 from ir_measures import Metric
 
-from ir_incomplete.data import Qrels, rank_runs
+from ir_incomplete.data import Qrels, prepare_runs
 from ir_incomplete.measures import ALL_MEASURES, REFERENCE_MEASURES, IncompleteMeasure
 
 __all__ = ["IncompleteProvider", "IncompleteEvaluator", "as_incomplete", "computable"]
@@ -76,7 +76,11 @@ class IncompleteEvaluator(ir_measures.providers.Evaluator):
         super().__init__(measures, list(qrels.topic_ids))
 
     def _iter_calc(self, run) -> Iterator[Metric]:
-        ranked = rank_runs({"run": run}, self.qrels, self.score_precision)
+        prepared = prepare_runs({"run": run}, self.score_precision, topics=self.qrels.topic_index)
+        for ranked in prepared.rank_blocks(self.qrels):  # one block unless lengths differ wildly
+            yield from self._block_metrics(ranked)
+
+    def _block_metrics(self, ranked) -> Iterator[Metric]:
         topics = self.qrels.topic_ids[ranked.topic_of_row]
         for measure, ours in self._pairs:
             details = getattr(ours, "compute_details", None)

@@ -167,3 +167,61 @@ def test_a_link_to_a_run_file_is_a_run(tmp_path):
     table = evaluate(str(runs), QRELS, ["AP"], per_query=False)
     assert table["run"].tolist() == ["run1", "run2", "run3"]
     assert table["value"].nunique() == 1
+
+
+# -- memory: one very long ranking among many short ones --------------------------------------------------
+def _ragged(n_short=3000, depth_short=10, long=100_000):
+    q = np.concatenate([np.repeat(np.arange(n_short).astype(str), depth_short), np.full(long, "L")])
+    d = np.concatenate([np.tile([f"d{i}" for i in range(depth_short)], n_short), [f"d{i}" for i in range(long)]])
+    s = np.concatenate(
+        [np.tile(np.arange(depth_short, 0, -1, dtype=float), n_short), np.arange(long, 0, -1, dtype=float)]
+    )
+    run = pd.DataFrame({"query_id": q, "doc_id": d, "score": s})
+    qq = np.concatenate([np.repeat(np.arange(n_short).astype(str), 3), ["L"] * 50])
+    qd = np.concatenate([np.tile(["d0", "d3", "d99"], n_short), [f"d{i}" for i in range(0, long, long // 50)]])
+    qrels = pd.DataFrame({"query_id": qq, "doc_id": qd, "relevance": np.arange(len(qq)) % 3})
+    return run, qrels
+
+
+def test_one_long_ranking_among_short_ones_takes_memory_in_proportion_to_the_rows():
+    import tracemalloc
+
+    run, qrels = _ragged()
+    measures = ["AP", "infAP", "Bpref", "nDCG@10", "nDCG", "P@10", "RankEff", "indAP"]
+    tracemalloc.start()
+    try:
+        table = evaluate(run, qrels, measures)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 150e6  # a matrix padded to the longest ranking alone: 3,001 × 100,000 int32 = 1.2 GB
+    # each query's values are those of the query evaluated apart from the others
+    long_alone = evaluate(run[run["query_id"] == "L"], qrels[qrels["query_id"] == "L"], measures)
+    short_alone = evaluate(run[run["query_id"] != "L"], qrels[qrels["query_id"] != "L"], measures)
+    expected = pd.concat([long_alone, short_alone]).set_index(["query_id", "measure"])["value"]
+    got = table.set_index(["query_id", "measure"])["value"]
+    pd.testing.assert_series_equal(got.sort_index(), expected.sort_index(), check_exact=True)
+
+
+def test_ragged_rankings_through_ir_measures_give_the_same_values():
+    import ir_measures
+
+    run, qrels = _ragged(n_short=200, long=40_000)
+    ours = evaluate(run, qrels, ["infAP(c=1.5)", "Bpref"])  # the first through our provider, Bpref pytrec_eval's
+    through = {
+        (m.query_id, repr(m.measure)): m.value
+        for m in ir_measures.iter_calc([ir_measures.parse_measure("infAP(c=1.5)"), ir_measures.Bpref], qrels, run)
+    }
+    assert len(through) == len(ours)
+    for qid, measure, value in ours[["query_id", "measure", "value"]].itertuples(index=False):
+        assert through[(qid, measure)] == pytest.approx(value, abs=1e-12)
+
+
+def test_duplicate_documents_are_found_in_every_length_class():
+    run, qrels = _ragged(n_short=500, long=20_000)
+    doubled = pd.concat([run, run.iloc[[len(run) - 5]]], ignore_index=True)  # a document of the long ranking again
+    with pytest.raises(ValueError, match=r"lists document 'd19995' more than once for query 'L'"):
+        evaluate(doubled, qrels, ["AP"])
+    doubled = pd.concat([run, run.iloc[[7]]], ignore_index=True)  # one of a short ranking
+    with pytest.raises(ValueError, match=r"lists document 'd7' more than once for query '0'"):
+        evaluate(doubled, qrels, ["AP"])

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -204,7 +204,38 @@ class PreparedRuns:
     def rank(self, qrels: Qrels, runs: slice | None = None) -> RankedLists:
         """The :class:`RankedLists` of these runs (or of ``run_names[runs]``) against ``qrels``: rows of
         the queries ``qrels`` judges, ordered by run, then topic code. Raises ``ValueError`` when such a
-        row lists a document twice."""
+        row lists a document twice.
+
+        Its code matrix is padded to the longest ranking: see :meth:`rank_blocks` for rankings of very
+        different lengths."""
+        sel, row_topic = self._selected(qrels, runs)
+        self._note_use()
+        return self._rank_rows(qrels, sel, row_topic)
+
+    def rank_blocks(self, qrels: Qrels, runs: slice | None = None) -> Iterator[RankedLists]:
+        """:meth:`rank` in blocks of rows of similar length, so that memory stays proportional to the
+        number of ranked documents: one block (exactly :meth:`rank`'s result) unless padding every row to
+        the longest would more than double the matrix (e.g. one 100,000-document ranking among thousands
+        of short ones); then one block per length class ``⌈log2 length⌉`` (see :func:`depth_blocks`).
+        Each row's values do not depend on the other rows of its block (every kernel computes a row from
+        that row and its topic's judgments alone)."""
+        sel, row_topic = self._selected(qrels, runs)
+        self._note_use()
+        blocks = depth_blocks(self.lengths[sel])
+        if blocks is None:
+            yield self._rank_rows(qrels, sel, row_topic)
+            return
+        for block in blocks:
+            yield self._rank_rows(qrels, sel[block], row_topic)
+
+    def _note_use(self) -> None:
+        self._uses += 1
+        if self._uses > 1 and self._docs is None:
+            self._index_documents()  # evaluated again: index the distinct documents once
+
+    def _selected(self, qrels: Qrels, runs: slice | None) -> tuple[np.ndarray, np.ndarray]:
+        """The rows to rank (ordered by run, then topic code) and the topic code of every row (−1: not
+        judged); ``ValueError`` when a selected row lists a document twice."""
         row_topic = qrels.topic_index.get_indexer(self.row_query) if self.n_rows else np.zeros(0, np.int64)
         keep = row_topic >= 0
         if runs is not None:
@@ -222,20 +253,21 @@ class PreparedRuns:
                     f"query {self.row_query[row]!r}; trec_eval refuses such runs (remove the duplicates "
                     f"first, e.g. run.drop_duplicates(['query_id', 'doc_id']))"
                 )
+        return sel, row_topic
+
+    def _rank_rows(self, qrels: Qrels, sel: np.ndarray, row_topic: np.ndarray) -> RankedLists:
+        """The :class:`RankedLists` of rows ``sel`` (checked by :meth:`_selected`), in that order."""
         lengths = self.lengths[sel]
         depth = int(lengths.max()) if len(lengths) else 0
         if bool(np.all(lengths == depth)):
             codes = np.full((len(sel), depth), UNPOOLED, dtype=np.int32)
         else:
             codes = np.where(np.arange(depth) < lengths[:, None], np.int32(UNPOOLED), np.int32(PAD))
-        self._uses += 1
-        if self._uses > 1 and self._docs is None:
-            self._index_documents()  # evaluated again: index the distinct documents once
         docs = self._docs  # read once: worker threads may share this object
         if len(sel) and len(qrels.keys):
             # only documents the qrels mention can have a grade: find them, then look up their
             # (topic, doc) pairs exactly
-            lo = int(self.row_starts[sel].min())  # the selected runs' items are one contiguous range
+            lo = int(self.row_starts[sel].min())  # the selected rows' items lie in this range
             hi = int((self.row_starts[sel] + self.lengths[sel]).max())
             if isinstance(docs, tuple):
                 doc_of_item, ids, row_of_item = docs
@@ -445,19 +477,13 @@ def _find_duplicates(hashes, dids, row_starts, lengths) -> tuple[np.ndarray, np.
     n_rows = len(lengths)
     if n_rows == 0:
         return none
-    depth = int(lengths.max())
     low = hashes.astype(np.int32)  # the low 32 bits
     np.minimum(low, _PAD32 - 1, out=low)  # no document takes the padding value
-    if bool(np.all(lengths == depth)):
-        matrix = low.reshape(n_rows, depth)
-    else:
-        matrix = np.full((n_rows, depth), _PAD32, dtype=np.int32)
-        row_of_item = np.repeat(np.arange(n_rows), lengths)
-        matrix[row_of_item, np.arange(len(low)) - row_starts[row_of_item]] = low
-        del row_of_item
-    matrix.sort(axis=1)
-    same = (matrix[:, 1:] == matrix[:, :-1]) & (matrix[:, 1:] != _PAD32)
-    candidates = np.flatnonzero(same.any(axis=1))
+    blocks = depth_blocks(lengths)
+    if blocks is None:
+        candidates = _candidate_rows(low, row_starts, lengths, None)
+    else:  # rows of very different lengths: one matrix per length class, memory O(items)
+        candidates = np.sort(np.concatenate([_candidate_rows(low, row_starts, lengths, b) for b in blocks]))
     if len(candidates) == 0:
         return none
     rows, docs = [], []
@@ -471,3 +497,46 @@ def _find_duplicates(hashes, dids, row_starts, lengths) -> tuple[np.ndarray, np.
                 break
             seen.add(doc)
     return np.array(rows, dtype=np.int64), np.array(docs, dtype=object)
+
+
+def _candidate_rows(low: np.ndarray, row_starts: np.ndarray, lengths: np.ndarray, rows: np.ndarray | None):
+    """Rows (all, or ``rows``) in which two documents share the low 32 bits of their hash: each row's
+    bits sorted in one ``[rows × depth]`` matrix, equal neighbours compared."""
+    if rows is None:
+        depth = int(lengths.max())
+        if bool(np.all(lengths == depth)):
+            matrix = low.reshape(len(lengths), depth)  # low is ours: sorted in place
+        else:
+            matrix = np.full((len(lengths), depth), _PAD32, dtype=np.int32)
+            row_of_item = np.repeat(np.arange(len(lengths)), lengths)
+            matrix[row_of_item, np.arange(len(low)) - row_starts[row_of_item]] = low
+            del row_of_item
+        rows = np.arange(len(lengths))
+    else:
+        sub = lengths[rows]
+        matrix = np.full((len(rows), int(sub.max())), _PAD32, dtype=np.int32)
+        row_of_item = np.repeat(np.arange(len(rows)), sub)
+        within = np.arange(len(row_of_item)) - np.repeat(np.cumsum(sub) - sub, sub)
+        matrix[row_of_item, within] = low[row_starts[rows][row_of_item] + within]
+        del row_of_item, within
+    matrix.sort(axis=1)
+    same = (matrix[:, 1:] == matrix[:, :-1]) & (matrix[:, 1:] != _PAD32)
+    return rows[np.flatnonzero(same.any(axis=1))]
+
+
+#: padding may add this many cells to a code matrix whatever the number of ranked documents
+_PAD_SLACK_CELLS = 1 << 16
+
+
+def depth_blocks(lengths: np.ndarray) -> list[np.ndarray] | None:
+    """``None`` when a matrix padded to the longest of ``lengths`` holds at most twice their sum (plus
+    :data:`_PAD_SLACK_CELLS`); otherwise the positions of ``lengths`` grouped by length class
+    ``⌈log2 length⌉`` (ascending, each in its given order), whose padded matrices hold together less
+    than twice the sum: memory proportional to the number of ranked documents."""
+    n = len(lengths)
+    if n == 0 or n * int(lengths.max()) <= 2 * int(lengths.sum()) + _PAD_SLACK_CELLS:
+        return None
+    length_class = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    order = np.argsort(length_class, kind="stable")
+    cuts = np.flatnonzero(np.diff(length_class[order])) + 1
+    return np.split(order, cuts)
