@@ -239,8 +239,8 @@ def compare(
     topics compared). The baseline's row has NaN p-values and ``significant`` False.
 
     Without a baseline, one row per measure × unordered pair of runs (run_a before run_b in the given
-    order): ``measure, run_a, run_b, value_a, value_b, difference`` (value_a − value_b) ``, p_value,
-    p_adjusted, significant, topics``.
+    order), with the columns ``measure``, ``run_a``, ``run_b``, ``value_a``, ``value_b``, ``difference``
+    (value_a − value_b), ``p_value``, ``p_adjusted``, ``significant`` and ``topics``.
 
     Two runs with the same score on every compared topic get p = 1 (scipy's t and Wilcoxon tests give
     NaN there, 0/0). ``table.attrs`` records ``test, correction, alpha, B, seed`` (None for the t and

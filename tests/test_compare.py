@@ -19,6 +19,7 @@ from statsmodels.stats.multitest import multipletests
 import ir_incomplete
 from ir_incomplete import compare, format_report
 from ir_incomplete.cli import main
+from ir_incomplete.data import prepare_runs
 from ir_incomplete.report import adjust_p_values
 from ir_incomplete.robustness import pairwise_tests
 
@@ -353,6 +354,8 @@ def test_every_form_of_runs_gives_the_same_table(tmp_path):
     qrels_file.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in QRELS.itertuples(index=False)))
     for runs in (stacked, str(folder), [str(folder / n) for n in RUNS]):
         pd.testing.assert_frame_equal(compare(runs, str(qrels_file), ["P@1", "AP"], baseline="base"), expected)
+    prepared = prepare_runs(RUNS)  # runs converted once, as robustness studies do
+    pd.testing.assert_frame_equal(compare(prepared, QRELS, ["P@1", "AP"], baseline="base"), expected)
 
 
 def test_inputs_are_not_modified():
