@@ -244,6 +244,7 @@ def test_identical_runs_have_p_one_and_a_dominating_run_small_p(test):
 # ---------------------------------------------------------------------------------------------------
 # the significance module: Wilcoxon and `against`
 # ---------------------------------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # scipy on identical runs: 0/0
 def test_wilcoxon_equals_scipy_pair_by_pair():
     # scipy's method="auto" depends on zeros, ties and the number of topics: exact distribution,
     # permutation distribution (at most 13 topics with zeros or ties) or normal approximation (> 50)
