@@ -46,6 +46,7 @@ from ir_incomplete.measures import (  # noqa: E402
     xGAP,
 )
 from ir_incomplete.provider import IncompleteProvider  # noqa: E402
+from ir_incomplete.report import compare, format_report  # noqa: E402
 
 provider = activate()
 
@@ -53,6 +54,8 @@ __all__ = [
     "__version__",
     "activate",
     "evaluate",
+    "compare",
+    "format_report",
     "parse",
     "pivot",
     "plot_intervals",

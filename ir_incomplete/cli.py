@@ -18,6 +18,8 @@ Subcommands::
 
     ir_incomplete measures [--format text|markdown]   every measure, its parameters and defaults
     ir_incomplete robustness ...                       judgment-degradation experiments
+    ir_incomplete compare ...                          significance tests against a baseline or between
+                                                       all pairs of runs (ir_incomplete.report)
 
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
 unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
@@ -38,7 +40,15 @@ from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
 if TYPE_CHECKING:
     import ir_measures
 
-__all__ = ["main", "evaluation_main", "measures_main", "robustness_main", "SUBCOMMANDS", "split_measure_args"]
+__all__ = [
+    "main",
+    "evaluation_main",
+    "measures_main",
+    "robustness_main",
+    "compare_main",
+    "SUBCOMMANDS",
+    "split_measure_args",
+]
 
 PROG = "ir_incomplete"
 DEFAULT_PLACES = 4
@@ -189,6 +199,9 @@ subcommands:
                         list every ir_incomplete measure with its parameters, defaults and a description
   ir_incomplete robustness ...
                         judgment-degradation experiments (see 'ir_incomplete robustness --help')
+  ir_incomplete compare ...
+                        runs against a baseline or pair by pair, with significance tests, as a
+                        markdown, LaTeX or TSV table (see 'ir_incomplete compare --help')
 """
 
 _EPILOG = """\
@@ -203,7 +216,8 @@ a subcommand can be given as ./measures.
 def _evaluation_parser() -> _Parser:
     parser = _Parser(
         prog=PROG,
-        usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n       {PROG} {{measures,robustness}} ...",
+        usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n"
+        f"       {PROG} {{measures,robustness,compare}} ...",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -602,9 +616,20 @@ def robustness_main(argv: Sequence[str]) -> int:
     return module.main(list(argv))
 
 
+# ---------------------------------------------------------------------------------------------------
+# ir_incomplete compare (implemented in ir_incomplete.report)
+# ---------------------------------------------------------------------------------------------------
+def compare_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.report.compare_main(argv)``."""
+    from ir_incomplete.report import compare_main as report_main
+
+    return report_main(list(argv))
+
+
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "measures": measures_main,
     "robustness": robustness_main,
+    "compare": compare_main,
 }
 
 

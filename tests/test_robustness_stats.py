@@ -304,7 +304,7 @@ def test_randomized_tukey_hsd(scores):
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"test": "wilcoxon"}, "test='wilcoxon' is not valid; choices: t, bootstrap, randomized_tukey"),
+        ({"test": "sign"}, "test='sign' is not valid; choices: t, bootstrap, randomized_tukey, wilcoxon"),
         ({"alpha": 0}, "alpha=0 is out of range; expected a significance level 0 < alpha < 1"),
         ({"alpha": 1.0}, "alpha=1.0 is out of range"),
         ({"alpha": -0.1}, "alpha=-0.1 is out of range"),
@@ -321,7 +321,7 @@ def test_discriminative_power_validation(scores, kwargs, message):
 
 
 def test_significance_input_validation(scores):
-    assert TESTS == ("t", "bootstrap", "randomized_tukey")
+    assert TESTS == ("t", "bootstrap", "randomized_tukey", "wilcoxon")
     with pytest.raises(ValueError, match="holds 1 run"):
         discriminative_power(scores.iloc[:1])
     with pytest.raises(ValueError, match="holds 1 topic"):

@@ -12,8 +12,8 @@ measure's system ranking and values hold. This package does that for any measure
   :func:`runs_retrieving`, :func:`runs_above_quartile` and :func:`filter_runs`;
 * **compare** (:mod:`~ir_incomplete.robustness.compare`): Kendall τ, τ_AP, Spearman, Pearson ρ, RMS
   error, bias, swap rates (absolute or relative to the best score);
-* **significance** (:mod:`~ir_incomplete.robustness.significance`): paired t, bootstrap and randomised
-  Tukey HSD tests between runs, :func:`discriminative_power`, :func:`preference_agreement`;
+* **significance** (:mod:`~ir_incomplete.robustness.significance`): paired t, Wilcoxon, bootstrap and
+  randomised Tukey HSD tests between runs, :func:`discriminative_power`, :func:`preference_agreement`;
 * **study** (:mod:`~ir_incomplete.robustness.study`): :func:`robustness_study` runs the whole grid
   (levels × repeats), locally, in processes or on a dask cluster, including leave-one-group-out
   (``method="logo"``: every run scored without its own group's pool contributions);

@@ -6,10 +6,16 @@ Every function takes per-topic scores of one measure: a tidy ``evaluate(per_quer
 on the paired per-topic differences d_t = A_t − B_t, two-sided; a pair is significantly different when
 its p-value is strictly below α.
 
-* :func:`pairwise_tests`: the p-value of every pair of runs with one of three tests (:data:`TESTS`):
+* :func:`pairwise_tests`: the p-value of every pair of runs with one of four tests (:data:`TESTS`):
 
   - ``"t"``: Student's paired t-test (``scipy.stats.ttest_rel``; p is NaN when the two runs score
     the same on every topic, which is never significant);
+  - ``"wilcoxon"``: the Wilcoxon signed-rank test, exactly ``scipy.stats.wilcoxon(a, b)`` with its
+    defaults for each pair on its own (zero differences dropped, no continuity correction; scipy's
+    ``method="auto"``: the exact null distribution for at most 50 topics without zero or tied
+    differences, else the normal approximation with tie correction, or for at most 13 topics with
+    zeros or ties the exact permutation distribution); p is NaN when the two runs score the same on
+    every topic;
   - ``"bootstrap"``: the paired bootstrap test of Sakai (SIGIR 2006) (Efron & Tibshirani's Algorithm
     16.2): t = mean(d) / (sd(d)/√T); the differences are shifted to the null, w_t = d_t − mean(d); B
     bootstrap samples of T topics drawn with replacement (the same topic samples for every pair) give
@@ -48,7 +54,7 @@ from ir_incomplete.robustness.compare import per_topic_matrix
 
 __all__ = ["TESTS", "pairwise_tests", "discriminative_power", "preference_agreement"]
 
-TESTS = ("t", "bootstrap", "randomized_tukey")
+TESTS = ("t", "bootstrap", "randomized_tukey", "wilcoxon")
 _TOLERANCE = 1e-12
 _CHUNK_ELEMENTS = 2_000_000  # floats per vectorized block of resamples
 
@@ -96,6 +102,24 @@ def _t_test(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         return np.asarray(stats.ttest_rel(values[i], values[j], axis=1).pvalue, dtype=np.float64)
 
 
+def _wilcoxon_test(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``scipy.stats.wilcoxon(values[i], values[j])`` pair by pair, vectorized: scipy's ``method="auto"``
+    decides for a whole call whether any difference is zero or tied, so the pairs with and without zero
+    or tied differences are tested in two calls, each getting the method it would get on its own."""
+    from scipy import stats
+
+    d = values[i] - values[j]
+    magnitudes = np.sort(np.abs(d), axis=1)
+    irregular = (magnitudes[:, 0] == 0) | (np.diff(magnitudes, axis=1) == 0).any(axis=1)
+    p = np.full(len(i), np.nan)
+    for group in (~irregular, irregular):
+        if group.any():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # identical runs: 0/0
+                p[group] = stats.wilcoxon(values[i[group]], values[j[group]], axis=1).pvalue
+    return p
+
+
 def _studentized(w: np.ndarray, tol: np.ndarray) -> np.ndarray:
     """t = mean / (sd / √T) along the last axis, with the zero-sd convention of the module docstring."""
     n = w.shape[-1]
@@ -141,21 +165,35 @@ def _tukey_test(values: np.ndarray, i: np.ndarray, j: np.ndarray, B: int, rng) -
     return (B - below) / B
 
 
-def pairwise_tests(per_topic: PerTopic, test: str = "t", B: int = 1000, seed: Seed = 0) -> pd.DataFrame:
+def pairwise_tests(
+    per_topic: PerTopic, test: str = "t", B: int = 1000, seed: Seed = 0, *, against: str | None = None
+) -> pd.DataFrame:
     """The p-value of every pair of runs with ``test`` (see the module docstring).
 
     Returns one row per unordered pair, in the order of the runs in the matrix
     (:func:`~ir_incomplete.robustness.per_topic_matrix`; a tidy table gives the runs sorted by name):
     ``run_a, run_b, mean_a, mean_b, difference`` (= mean_a − mean_b) ``, p_value``. ``B`` and ``seed``
     only matter to the resampling tests (``B`` is checked for every test).
+
+    ``against``: a run of the matrix; only the pairs (other run, ``against``) are tested, one row per
+    other run in matrix order with ``run_b = against``. Each pair's p-value is the one it gets among
+    all pairs (the randomised Tukey HSD test still permutes the scores among all runs).
     """
     test = _check_test(test)
     B = _check_b(B)
     wide = _matrix(per_topic)
     values = wide.to_numpy(dtype=np.float64)
-    i, j = np.triu_indices(len(values), k=1)
+    if against is None:
+        i, j = np.triu_indices(len(values), k=1)
+    else:
+        if against not in wide.index:
+            raise ValueError(f"against={against!r} is not a run; runs: {', '.join(map(str, wide.index))}")
+        i = np.flatnonzero(wide.index != against)
+        j = np.full(len(i), wide.index.get_loc(against))
     if test == "t":
         p = _t_test(values, i, j)
+    elif test == "wilcoxon":
+        p = _wilcoxon_test(values, i, j)
     else:
         from ir_incomplete.robustness.degrade import _rng
 
@@ -187,8 +225,8 @@ def discriminative_power(
     return_table: bool = False,
 ) -> float | tuple[float, pd.DataFrame]:
     """Discriminative power (Sakai, SIGIR 2006): the fraction of run pairs whose difference is
-    significant at level ``alpha`` (p < α) with ``test`` (``"t"``, ``"bootstrap"`` or
-    ``"randomized_tukey"``; see the module docstring), ``B`` resamples and ``seed``.
+    significant at level ``alpha`` (p < α) with ``test`` (``"t"``, ``"bootstrap"``,
+    ``"randomized_tukey"`` or ``"wilcoxon"``; see the module docstring), ``B`` resamples and ``seed``.
 
     ``per_topic``: per-topic scores of one measure, a tidy ``evaluate(per_query=True)`` table or a
     runs × topics matrix. With ``test="t"`` the count of significant pairs is exactly the count of

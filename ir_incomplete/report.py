@@ -1,0 +1,712 @@
+"""Comparison reports: runs against a baseline, or every pair of runs, with paired significance tests.
+
+:func:`compare` evaluates every run with every measure per topic (:func:`ir_incomplete.evaluate`), tests
+each comparison on the paired per-topic scores with one of the tests of
+:mod:`ir_incomplete.robustness.significance` (:data:`TESTS`: paired t, Wilcoxon signed-rank, paired
+bootstrap, randomised Tukey HSD), corrects the p-values for multiple comparisons per measure (Bonferroni
+or Holm, as ``statsmodels.stats.multitest.multipletests``) and returns a tidy DataFrame.
+:func:`format_report` writes that table as a markdown or LaTeX table (runs × measures, the best value per
+measure in bold, significance marks) or as TSV. The ``ir_incomplete compare`` command line
+(:func:`compare_main`) does both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ir_incomplete.api import MeasureSpec
+    from ir_incomplete.robustness.degrade import Seed
+else:
+    from ir_incomplete._lazy import pandas as pd
+
+__all__ = [
+    "compare",
+    "format_report",
+    "adjust_p_values",
+    "compare_main",
+    "TESTS",
+    "CORRECTIONS",
+    "FORMATS",
+    "BASELINE_MARK",
+    "DEFAULT_B",
+    "DEFAULT_SEED",
+]
+
+#: the significance tests (those of :mod:`ir_incomplete.robustness.significance`)
+TESTS = ("t", "wilcoxon", "bootstrap", "randomized_tukey")
+#: multiple-comparison corrections (``None``: none)
+CORRECTIONS = ("bonferroni", "holm")
+#: output formats of :func:`format_report`
+FORMATS = ("markdown", "latex", "tsv")
+#: the mark of a value significantly different from the baseline's (LaTeX: ``$^{\dagger}$``)
+BASELINE_MARK = "†"
+#: resamples of the bootstrap and randomised Tukey HSD tests
+DEFAULT_B = 1000
+#: seed of the bootstrap and randomised Tukey HSD tests
+DEFAULT_SEED = 0
+
+_TEST_NAMES = {
+    "t": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "bootstrap": "paired bootstrap test",
+    "randomized_tukey": "randomised Tukey HSD test",
+}
+_CORRECTION_NAMES = {None: "no correction", "bonferroni": "Bonferroni correction", "holm": "Holm correction"}
+_BASELINE_COLUMNS = (
+    "measure",
+    "run",
+    "baseline",
+    "value",
+    "baseline_value",
+    "difference",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "topics",
+)
+_PAIR_COLUMNS = (
+    "measure",
+    "run_a",
+    "run_b",
+    "value_a",
+    "value_b",
+    "difference",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "topics",
+)
+
+
+# ---------------------------------------------------------------------------------------------------
+# checks
+# ---------------------------------------------------------------------------------------------------
+def _check_test(test) -> str:
+    if not isinstance(test, str) or test not in TESTS:
+        raise ValueError(f"test={test!r} is not valid; choices: {', '.join(TESTS)}")
+    return test
+
+
+def _check_correction(correction) -> str | None:
+    if correction is not None and (not isinstance(correction, str) or correction not in CORRECTIONS):
+        raise ValueError(f"correction={correction!r} is not valid; choices: None, {', '.join(CORRECTIONS)}")
+    return correction
+
+
+def _check_digits(digits) -> int:
+    if isinstance(digits, (bool, np.bool_)) or not isinstance(digits, (int, np.integer)) or not 0 <= digits <= 17:
+        raise ValueError(f"digits={digits!r} is not valid; expected an integer from 0 to 17")
+    return int(digits)
+
+
+def adjust_p_values(p_values: Sequence[float] | np.ndarray, correction: str | None) -> np.ndarray:
+    """p-values adjusted for multiple comparisons over one family (all of ``p_values``).
+
+    ``correction``: ``None`` (returned unchanged, as a new array), ``"bonferroni"`` (min(1, m · p)) or
+    ``"holm"`` (Holm's step-down: with p₍₁₎ ≤ … ≤ p₍ₘ₎, the adjusted p₍ₖ₎ = min(1, max over j ≤ k of
+    (m − j + 1) · p₍ⱼ₎)), equal to ``statsmodels.stats.multitest.multipletests(p, method=...)[1]``.
+    ``m`` counts the p-values that are not NaN; a NaN p-value stays NaN.
+    """
+    correction = _check_correction(correction)
+    p = np.array(p_values, dtype=np.float64).reshape(-1)
+    known = ~np.isnan(p)
+    m = int(known.sum())
+    if correction is None or m == 0:
+        return p
+    q = p[known]
+    if correction == "bonferroni":
+        adjusted = q * float(m)
+    else:
+        order = np.argsort(q, kind="stable")
+        stepped = np.maximum.accumulate(q[order] * np.arange(m, 0, -1))
+        adjusted = np.empty(m)
+        adjusted[order] = stepped
+    p[known] = np.minimum(adjusted, 1.0)
+    return p
+
+
+# ---------------------------------------------------------------------------------------------------
+# compare
+# ---------------------------------------------------------------------------------------------------
+def _run_names(runs) -> tuple[Any, list[str]]:
+    """The runs as :func:`evaluate` takes them (a name → run mapping, or PreparedRuns) and their names."""
+    from ir_incomplete.api import as_run_mapping
+    from ir_incomplete.data import PreparedRuns
+
+    if isinstance(runs, PreparedRuns):
+        return runs, [str(name) for name in runs.run_names]
+    mapping = as_run_mapping(runs)
+    return mapping, list(mapping)
+
+
+def _summed(measures) -> set[str]:
+    """Names of the counting measures (``NumRet``, …) whose value is the sum over topics, as in evaluate."""
+    from ir_measures.measures import SumAgg
+
+    return {repr(m) for m in measures if isinstance(m.aggregator(), SumAgg)}
+
+
+def _measure_block(wide: pd.DataFrame, name: str, names: list[str], topics: str) -> pd.DataFrame:
+    """runs × topics scores of one measure, restricted to the topics every run has a (finite) value for."""
+    block = wide.loc[name].reindex(index=names)
+    present = np.isfinite(block.to_numpy(dtype=np.float64))
+    complete = present.all(axis=0)
+    if not complete.all() and topics == "qrels":
+        run_index, topic_index = np.nonzero(~present)
+        warnings.warn(
+            f"{name}: {int((~complete).sum())} of {len(complete)} topics are left out of the comparison because "
+            f"some run has no finite value for them (first: run {names[run_index[0]]!r}, topic "
+            f"{block.columns[topic_index[0]]!r})",
+            stacklevel=3,
+        )
+    block = block.loc[:, complete]
+    if block.shape[1] < 2:
+        raise ValueError(
+            f"{name}: {block.shape[1]} topic(s) are scored for every run; paired tests need at least 2 common topics"
+        )
+    return block
+
+
+def compare(
+    runs: Any,
+    qrels: Any,
+    measures: MeasureSpec,
+    baseline: str | None = None,
+    test: str = "t",
+    correction: str | None = None,
+    alpha: float = 0.05,
+    *,
+    B: int = DEFAULT_B,  # noqa: N803
+    seed: Seed = DEFAULT_SEED,
+    negative: str = "pooled_unjudged",
+    score_precision: str = "float32",
+    topics: str = "qrels",
+) -> pd.DataFrame:
+    """Compare runs per measure with paired significance tests, against a baseline or pair by pair.
+
+    Parameters
+    ----------
+    runs
+        At least 2 runs, in any form :func:`ir_incomplete.evaluate` takes: ``{name: run}``, a DataFrame
+        with a ``run`` column, a directory of run files, a list of run files, or PreparedRuns. Rows come
+        in this order of the runs.
+    qrels, measures, negative, score_precision
+        As for :func:`ir_incomplete.evaluate`.
+    baseline
+        The name of one run: each other run is compared with it. ``None``: every pair of runs.
+    test
+        Two-sided paired test on the per-topic scores (see
+        :mod:`ir_incomplete.robustness.significance`): ``"t"`` (Student's paired t-test, p-values of
+        ``scipy.stats.ttest_rel``), ``"wilcoxon"`` (signed-rank test, p-values of
+        ``scipy.stats.wilcoxon`` with its defaults), ``"bootstrap"`` (Sakai's paired bootstrap test,
+        ``B`` resamples) or ``"randomized_tukey"`` (randomised Tukey HSD, ``B`` permutations of the
+        scores among *all* runs, also with a baseline).
+    correction
+        ``None``, ``"bonferroni"`` or ``"holm"`` (:func:`adjust_p_values`). The family is one measure's
+        comparisons: the runs − 1 comparisons with the baseline, or the runs · (runs − 1) / 2 pairs.
+        The randomised Tukey HSD p-values already control the family-wise error over all pairs: a
+        correction on top of them is allowed but only makes them more conservative.
+    alpha
+        Significance level, 0 < alpha < 1: a comparison is significant when ``p_adjusted < alpha``.
+    B, seed
+        Resamples and seed of the bootstrap and randomised Tukey HSD tests (default 1000 and 0). Each
+        measure's test starts afresh from ``seed`` (an integer seed gives the same resamples for every
+        measure), so the same call gives the same p-values bit for bit.
+    topics
+        Passed to :func:`ir_incomplete.evaluate`. ``"qrels"`` (default): every topic of the qrels, a
+        topic a run does not answer scores 0 (as ``ir_measures`` and trec_eval ``-c``); ``"run"``: the
+        topics every run answers. Per measure, the comparison is on the topics where every run has a
+        finite score (with ``"qrels"`` that is every qrels topic for the measures computed here; a
+        topic left out is reported in a warning); fewer than 2 is a ``ValueError``.
+
+    Returns
+    -------
+    DataFrame. With a baseline, one row per measure × run (measures in the given order, runs in the
+    given order, the baseline's own row included): ``measure``; ``run``; ``baseline`` (its name);
+    ``value`` (the run's mean over the compared topics, the sum for counting measures such as
+    ``NumRet``, as ``evaluate(per_query=False)``); ``baseline_value``; ``difference`` (value −
+    baseline_value); ``p_value`` (two-sided, unadjusted); ``p_adjusted`` (after ``correction``; equal
+    to ``p_value`` without one); ``significant`` (``p_adjusted < alpha``); ``topics`` (the number of
+    topics compared). The baseline's row has NaN p-values and ``significant`` False.
+
+    Without a baseline, one row per measure × unordered pair of runs (run_a before run_b in the given
+    order), with the columns ``measure``, ``run_a``, ``run_b``, ``value_a``, ``value_b``, ``difference``
+    (value_a − value_b), ``p_value``, ``p_adjusted``, ``significant`` and ``topics``.
+
+    Two runs with the same score on every compared topic get p = 1 (scipy's t and Wilcoxon tests give
+    NaN there, 0/0). ``table.attrs`` records ``test, correction, alpha, B, seed`` (None for the t and
+    Wilcoxon tests), ``baseline, runs, measures, topics, comparisons`` (the family size), which
+    :func:`format_report` uses.
+
+    Raises
+    ------
+    ValueError
+        An unknown test, correction or baseline (the message lists the choices or the run names), alpha
+        outside (0, 1), fewer than 2 runs, fewer than 2 common topics for a measure, B < 100, a bad seed,
+        and whatever :func:`ir_incomplete.evaluate` rejects.
+    """
+    from ir_incomplete.api import TOPIC_SETS, as_measures, evaluate
+    from ir_incomplete.robustness.degrade import _rng
+    from ir_incomplete.robustness.significance import _check_alpha, _check_b, pairwise_tests
+
+    test = _check_test(test)
+    correction = _check_correction(correction)
+    alpha = _check_alpha(alpha)
+    B = _check_b(B)  # noqa: N806
+    resampling = test in ("bootstrap", "randomized_tukey")
+    if resampling:
+        _rng(seed)  # a bad seed fails before the evaluation
+    if topics not in TOPIC_SETS:
+        raise ValueError(f"topics={topics!r} is not valid; choices: {', '.join(TOPIC_SETS)}")
+    measures = list({repr(m): m for m in as_measures(measures)}.values())
+    if not measures:
+        raise ValueError("no measures given (e.g. 'AP', 'nDCG@10', 'infAP(c=1.5)@10')")
+    runs, names = _run_names(runs)
+    if len(names) < 2:
+        raise ValueError(f"compare needs at least 2 runs; got {len(names)}: {', '.join(map(repr, names)) or 'none'}")
+    if baseline is not None:
+        if not isinstance(baseline, str) or baseline not in names:
+            raise ValueError(f"baseline={baseline!r} is not a run; runs: {', '.join(names)}")
+
+    per_query = evaluate(
+        runs,
+        qrels,
+        measures,
+        per_query=True,
+        negative=negative,
+        score_precision=score_precision,
+        topics=topics,
+    )
+    wide = per_query.set_index(["measure", "run", "query_id"])["value"].unstack("query_id")
+    summed = _summed(measures)
+    position = {run: k for k, run in enumerate(names)}
+    frames = []
+    for measure in measures:
+        name = repr(measure)
+        block = _measure_block(wide, name, names, topics)
+        values = block.to_numpy(dtype=np.float64)
+        n_topics = values.shape[1]
+        run_values = values.sum(axis=1) if name in summed else values.mean(axis=1)
+        tests = pairwise_tests(block, test=test, B=B, seed=seed, against=baseline)
+        i = tests["run_a"].map(position).to_numpy(dtype=np.int64)
+        j = tests["run_b"].map(position).to_numpy(dtype=np.int64)
+        p = tests["p_value"].to_numpy(dtype=np.float64).copy()
+        p[(values[i] == values[j]).all(axis=1)] = 1.0
+        adjusted = adjust_p_values(p, correction)
+        significant = adjusted < alpha  # NaN: False
+        if baseline is None:
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "measure": name,
+                        "run_a": np.asarray(names, dtype=object)[i],
+                        "run_b": np.asarray(names, dtype=object)[j],
+                        "value_a": run_values[i],
+                        "value_b": run_values[j],
+                        "difference": run_values[i] - run_values[j],
+                        "p_value": p,
+                        "p_adjusted": adjusted,
+                        "significant": significant,
+                        "topics": n_topics,
+                    }
+                )
+            )
+            continue
+        b = position[baseline]
+        full_p = np.full(len(names), np.nan)
+        full_adjusted = np.full(len(names), np.nan)
+        full_significant = np.zeros(len(names), dtype=bool)
+        full_p[i], full_adjusted[i], full_significant[i] = p, adjusted, significant
+        frames.append(
+            pd.DataFrame(
+                {
+                    "measure": name,
+                    "run": np.asarray(names, dtype=object),
+                    "baseline": baseline,
+                    "value": run_values,
+                    "baseline_value": run_values[b],
+                    "difference": run_values - run_values[b],
+                    "p_value": full_p,
+                    "p_adjusted": full_adjusted,
+                    "significant": full_significant,
+                    "topics": n_topics,
+                }
+            )
+        )
+    table = pd.concat(frames, ignore_index=True)
+    n = len(names)
+    table.attrs.update(
+        {
+            "test": test,
+            "correction": correction,
+            "alpha": alpha,
+            "B": B if resampling else None,
+            "seed": seed if resampling and isinstance(seed, (int, np.integer)) else None,
+            "baseline": baseline,
+            "runs": names,
+            "measures": [repr(m) for m in measures],
+            "topics": topics,
+            "comparisons": n - 1 if baseline is not None else n * (n - 1) // 2,
+        }
+    )
+    return table
+
+
+# ---------------------------------------------------------------------------------------------------
+# markdown, LaTeX and TSV
+# ---------------------------------------------------------------------------------------------------
+def _letters(n: int) -> list[str]:
+    """a, b, …, z, aa, ab, … (spreadsheet column names in lower case)."""
+    out = []
+    for k in range(n):
+        label = ""
+        k += 1
+        while k:
+            k, rest = divmod(k - 1, 26)
+            label = chr(ord("a") + rest) + label
+        out.append(label)
+    return out
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _markdown_escape(text: str) -> str:
+    out = str(text).replace("\n", " ")
+    for ch in ("\\", "|", "*", "_", "`", "<", ">"):
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def _order(attr, present: list[str]) -> list[str]:
+    """``attr`` (the order recorded by compare) restricted to ``present``, then the rest of ``present``."""
+    recorded = [x for x in (attr or []) if x in present]
+    return recorded + [x for x in present if x not in recorded]
+
+
+def _grid(table: pd.DataFrame):
+    """``(mode, runs, measures, values, marks)``: values runs × measures; marks[r][m] a list of marks."""
+    columns = set(table.columns)
+    if set(_BASELINE_COLUMNS) <= columns:
+        mode = "baseline"
+        present = list(dict.fromkeys(table["run"].astype(str)))
+    elif set(_PAIR_COLUMNS) <= columns:
+        mode = "pairs"
+        present = list(dict.fromkeys(list(table["run_a"].astype(str)) + list(table["run_b"].astype(str))))
+    else:
+        raise ValueError(
+            "table is not a compare() result: expected the columns "
+            f"{', '.join(_BASELINE_COLUMNS)} (with a baseline) or {', '.join(_PAIR_COLUMNS)} (pairs); "
+            f"got {', '.join(map(str, table.columns))}"
+        )
+    if table.empty:
+        raise ValueError("table is empty: nothing to report")
+    runs = _order(table.attrs.get("runs"), present)
+    measures = _order(table.attrs.get("measures"), list(dict.fromkeys(table["measure"].astype(str))))
+    r_of = {r: k for k, r in enumerate(runs)}
+    m_of = {m: k for k, m in enumerate(measures)}
+    values = np.full((len(runs), len(measures)), np.nan)
+    marks: list[list[list[int]]] = [[[] for _ in measures] for _ in runs]
+    mi = table["measure"].astype(str).map(m_of).to_numpy()
+    significant = table["significant"].to_numpy(dtype=bool)
+    if mode == "baseline":
+        ri = table["run"].astype(str).map(r_of).to_numpy()
+        values[ri, mi] = table["value"].to_numpy(dtype=np.float64)
+        for r, m in zip(ri[significant], mi[significant], strict=True):
+            marks[r][m].append(-1)
+        return mode, runs, measures, values, marks
+    ai = table["run_a"].astype(str).map(r_of).to_numpy()
+    bi = table["run_b"].astype(str).map(r_of).to_numpy()
+    values[ai, mi] = table["value_a"].to_numpy(dtype=np.float64)
+    values[bi, mi] = table["value_b"].to_numpy(dtype=np.float64)
+    difference = table["difference"].to_numpy(dtype=np.float64)
+    for a, b, m, d in zip(ai[significant], bi[significant], mi[significant], difference[significant], strict=True):
+        if d > 0:
+            marks[a][m].append(b)
+        elif d < 0:
+            marks[b][m].append(a)
+    return mode, runs, measures, values, marks
+
+
+def _note(table: pd.DataFrame, mode: str, baseline: str, latex: bool) -> str:
+    """The sentence that explains the marks (from ``table.attrs``; generic when they are missing)."""
+    attrs = table.attrs
+    test = attrs.get("test")
+    how = ""
+    if test in _TEST_NAMES:
+        how = f"two-sided {_TEST_NAMES[test]}"
+        if attrs.get("B"):
+            how += f" with B = {attrs['B']} resamples" + (
+                f", seed {attrs['seed']}" if attrs.get("seed") is not None else ""
+            )
+        if "correction" in attrs:
+            family = attrs.get("comparisons")
+            how += f", {_CORRECTION_NAMES.get(attrs['correction'], str(attrs['correction']))}"
+            if attrs["correction"] is not None and family:
+                kind = "comparisons with the baseline" if mode == "baseline" else "pairs of runs"
+                how += f" over the {family} {kind} per measure"
+    alpha = attrs.get("alpha")
+    level = f"adjusted p < {alpha:g}" if isinstance(alpha, float) else "the table's significant column"
+    counts = sorted(set(table["topics"].astype(int)))
+    topic_text = f"{counts[0]} topics" if len(counts) == 1 else f"{counts[0]}–{counts[-1]} topics per measure"
+    if mode == "baseline":
+        mark = r"$^{\dagger}$" if latex else BASELINE_MARK
+        name = _latex_escape(baseline) if latex else _markdown_escape(baseline)
+        what = f"{mark} significantly different from the baseline {name}"
+    else:
+        what = (
+            "superscript letters: significantly higher than the run of that letter"
+            if latex
+            else "<sup>letters</sup>: significantly higher than the run of that letter"
+        )
+    detail = f" ({level}; {how})" if how else f" ({level})"
+    return f"{what}{detail}; bold: the highest value per measure; {topic_text}."
+
+
+def format_report(table: pd.DataFrame, fmt: str = "markdown", *, digits: int = 4) -> str:
+    """A :func:`compare` table as text: ``"markdown"``, ``"latex"`` or ``"tsv"``.
+
+    Markdown and LaTeX give one row per run and one column per measure (the given orders), values
+    rounded to ``digits`` decimals, and a sentence (markdown: a paragraph under the table; LaTeX: the
+    caption) stating the test, correction, level and number of topics. Marks:
+
+    * **bold**: the highest value of each measure (every run that has it, compared unrounded);
+    * with a baseline: ``†`` (LaTeX ``$^{\\dagger}$``) after a value significantly different from the
+      baseline's (``significant``: p_adjusted < alpha), higher or lower: compare with the baseline's
+      row, marked "(baseline)";
+    * without a baseline: every run gets a letter (column ``#``: a, b, …, z, aa, …); a value carries
+      as superscript (markdown ``<sup>…</sup>``, LaTeX ``$^{…}$``) the letters of the runs it is
+      significantly higher than (a significant pair with equal values marks neither run).
+
+    The LaTeX table uses ``booktabs`` rules (``\\usepackage{booktabs}``). ``"tsv"``: the table
+    itself, tab-separated with a header line, values at full precision, NaN as an empty field.
+    Run and measure names are escaped for markdown and LaTeX.
+    """
+    if not isinstance(fmt, str) or fmt not in FORMATS:
+        raise ValueError(f"fmt={fmt!r} is not valid; choices: {', '.join(FORMATS)}")
+    digits = _check_digits(digits)
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be the DataFrame compare() returns, not {type(table).__name__}")
+    mode, runs, measures, values, marks = _grid(table)
+    if fmt == "tsv":
+        return table.to_csv(sep="\t", index=False, na_rep="", lineterminator="\n")
+    latex = fmt == "latex"
+    baseline = str(table["baseline"].iloc[0]) if mode == "baseline" else ""
+    letters = _letters(len(runs))
+    with np.errstate(invalid="ignore"):
+        best = values == np.nanmax(values, axis=0, keepdims=True)
+    cells = []
+    for r in range(len(runs)):
+        row = []
+        for m in range(len(measures)):
+            value = values[r, m]
+            text = "—" if np.isnan(value) else f"{value:.{digits}f}"
+            if best[r, m]:
+                text = rf"\textbf{{{text}}}" if latex else f"**{text}**"
+            found = marks[r][m]
+            if mode == "baseline" and found:
+                text += r"$^{\dagger}$" if latex else BASELINE_MARK
+            elif found:
+                sup = "".join(letters[k] for k in sorted(found))
+                text += f"$^{{{sup}}}$" if latex else f"<sup>{sup}</sup>"
+            row.append(text)
+        cells.append(row)
+    escape = _latex_escape if latex else _markdown_escape
+    names = [escape(r) + (" (baseline)" if mode == "baseline" and r == baseline else "") for r in runs]
+    head = (["\\#"] if latex else ["#"]) if mode == "pairs" else []
+    header = head + ["Run"] + [escape(m) for m in measures]
+    body = [([letters[k]] if mode == "pairs" else []) + [names[k]] + cells[k] for k in range(len(runs))]
+    note = _note(table, mode, baseline, latex)
+    if not latex:
+        lines = [
+            "| " + " | ".join(header) + " |",
+            "|" + "|".join(["---"] * (len(header) - len(measures)) + ["---:"] * len(measures)) + "|",
+        ]
+        lines += ["| " + " | ".join(row) + " |" for row in body]
+        return "\n".join(lines) + "\n\n" + note + "\n"
+    spec = "l" * (len(header) - len(measures)) + "r" * len(measures)
+    lines = [
+        "\\begin{table}",
+        "\\centering",
+        f"\\caption{{{note}}}",
+        f"\\begin{{tabular}}{{{spec}}}",
+        "\\toprule",
+        " & ".join(header) + " \\\\",
+        "\\midrule",
+    ]
+    lines += [" & ".join(row) + " \\\\" for row in body]
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------
+# ir_incomplete compare
+# ---------------------------------------------------------------------------------------------------
+_DESCRIPTION = """\
+Compare runs per measure with paired significance tests: every run against --baseline, or every pair
+of runs, with a multiple-comparison correction per measure. After QRELS, every argument that names an
+existing file or directory is a run (a directory stands for all files in it); the remaining arguments
+are measure strings. Output: a markdown or LaTeX table (runs x measures, best value in bold; with a
+baseline, a dagger marks a value significantly different from the baseline's; without one, superscript
+letters name the runs a value is significantly higher than) or the full table as TSV.
+"""
+
+
+def _parser():
+    from ir_incomplete.cli import PROG, _Parser
+    from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
+
+    parser = _Parser(
+        prog=f"{PROG} compare",
+        usage=f"{PROG} compare [options] QRELS RUN RUN [RUN ...] MEASURE [MEASURE ...]",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (.gz allowed)")
+    parser.add_argument(
+        "items", nargs="+", metavar="RUN... MEASURE", help="run files or directories of run files, then measure strings"
+    )
+    parser.add_argument(
+        "--baseline", metavar="NAME", help="the run (file name without .gz) every other run is compared with"
+    )
+    parser.add_argument("--test", choices=TESTS, default="t", help="paired two-sided test (default t)")
+    parser.add_argument(
+        "--correction",
+        choices=("none",) + CORRECTIONS,
+        default="none",
+        help="multiple-comparison correction over each measure's comparisons (default none)",
+    )
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--format", choices=FORMATS, default="markdown", help="output format (default markdown)")
+    parser.add_argument("--digits", type=int, default=4, help="decimals of markdown and LaTeX values (default 4)")
+    parser.add_argument(
+        "-B",
+        "--resamples",
+        type=int,
+        default=DEFAULT_B,
+        help=f"resamples of bootstrap / randomized_tukey (default {DEFAULT_B})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"seed of bootstrap / randomized_tukey (default {DEFAULT_SEED})"
+    )
+    parser.add_argument("--negative", choices=NEGATIVE_POLICIES, default="pooled_unjudged", help="as for evaluation")
+    parser.add_argument(
+        "--score-precision",
+        dest="score_precision",
+        choices=SCORE_PRECISIONS,
+        default="float32",
+        help="as for evaluation",
+    )
+    parser.add_argument(
+        "--topics",
+        choices=("qrels", "run"),
+        default="qrels",
+        help="every qrels topic, unanswered = 0 (default), or the topics every run answers",
+    )
+    return parser
+
+
+def _compare_text(args) -> str:
+    import os
+
+    from ir_incomplete.cli import EXIT_DATA, CliError, _collect_runs, _parse_measures, _read
+    from ir_incomplete.data import read_trec_qrels, read_trec_run
+    from ir_incomplete.robustness.significance import _check_alpha, _check_b
+
+    try:  # before the runs are read
+        _check_alpha(args.alpha)
+        _check_b(args.resamples)
+        _check_digits(args.digits)
+    except ValueError as exc:
+        raise CliError(
+            str(exc).replace("alpha=", "--alpha ").replace("B=", "-B ").replace("digits=", "--digits ")
+        ) from None
+
+    if not os.path.exists(args.qrels):
+        raise CliError(f"qrels file {args.qrels!r} does not exist")
+    if os.path.isdir(args.qrels):
+        raise CliError(f"qrels {args.qrels!r} is a directory, not a file")
+    items = list(args.items)
+    n_runs = 0
+    while n_runs < len(items) and os.path.exists(items[n_runs]):
+        n_runs += 1
+    if n_runs == 0:
+        raise CliError(f"run file {items[0]!r} does not exist (give QRELS RUN RUN [RUN ...] MEASURE ...)")
+    run_paths, measure_args = items[:n_runs], items[n_runs:]
+    if not measure_args:
+        raise CliError("no measures given after the runs (e.g. 'AP' 'nDCG@10'); see 'ir_incomplete measures'")
+    measures = _parse_measures(measure_args)
+    run_files = _collect_runs(run_paths)
+    if len(run_files) < 2:
+        raise CliError(f"compare needs at least 2 runs; got {len(run_files)}: {', '.join(run_files)}")
+    if args.baseline is not None and args.baseline not in run_files:
+        raise CliError(f"--baseline {args.baseline!r} is not a run; runs: {', '.join(run_files)}")
+    qrels = _read(read_trec_qrels, args.qrels, "qrels")
+    if len(qrels) == 0:
+        raise CliError(f"qrels file {args.qrels!r} holds no judgments: nothing could be compared", EXIT_DATA)
+    runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            table = compare(
+                runs,
+                qrels,
+                measures,
+                baseline=args.baseline,
+                test=args.test,
+                correction=None if args.correction == "none" else args.correction,
+                alpha=args.alpha,
+                B=args.resamples,
+                seed=args.seed,
+                negative=args.negative,
+                score_precision=args.score_precision,
+                topics=args.topics,
+            )
+            text = format_report(table, args.format, digits=args.digits)
+        except (ValueError, TypeError) as exc:
+            raise CliError(" ".join(str(exc).split()), EXIT_DATA) from None
+    for warning in caught:
+        sys.stderr.write(f"ir_incomplete compare: warning: {' '.join(str(warning.message).split())}\n")
+    return text
+
+
+def compare_main(argv: Sequence[str]) -> int:
+    """``ir_incomplete compare QRELS RUN RUN [RUN ...] MEASURE [MEASURE ...] [--baseline NAME] [--test t]
+    [--correction none|bonferroni|holm] [--alpha 0.05] [--format markdown|latex|tsv]``; returns the exit
+    code (0 success, 2 usage or data error, 1 output not written), as the other subcommands."""
+    from ir_incomplete.cli import _INPUT_ERRORS, CliError, _as_cli_error, _Exit, _report, _write
+
+    try:
+        args = _parser().parse_intermixed_args(list(argv))
+        text = _compare_text(args)
+    except _Exit as done:
+        return done.status
+    except CliError as error:
+        return _report(error)
+    except _INPUT_ERRORS as exc:  # anything else that bad input can raise: one line, never a traceback
+        return _report(_as_cli_error(exc))
+    return _write(text.rstrip("\n").split("\n"))
