@@ -104,7 +104,8 @@ class IndAP(IncompleteMeasure):
 
     AP computed on the ranking reduced to the documents the variant keeps::
 
-        indAP = (1/R) · Σ_{retrieved judged relevant d} |{judged relevant d' : rank(d') ≤ rank(d)}| / rank(d)
+        indAP = (1/R) · Σ_{retrieved judged relevant d} |{judged relevant d' : rank(d') ≤ rank(d)}|
+                                                         / rank(d)
 
     where rank(·) is the rank in the reduced list.
 

@@ -119,7 +119,8 @@ class GradedAP(_GradedFamily):
     With G(j) = Σ_{h≤j} g_h (G(0) = 0), R(j) the judged documents of grade j and r_n the grade of the
     document at rank n::
 
-        GAP = [ Σ_{n=1}^{N} (1/n) Σ_{m=1}^{n} Δ_{m,n} ] / Σ_{j=1}^{c} R(j)·G(j),   Δ_{m,n} = G(min(r_m, r_n))
+        GAP = [ Σ_{n=1}^{N} (1/n) Σ_{m=1}^{n} Δ_{m,n} ] / Σ_{j=1}^{c} R(j)·G(j)
+        Δ_{m,n} = G(min(r_m, r_n))
 
     GAP selects the relevant document n with probability G(r_n) / Σ_j R(j)G(j), which over-weights the
     many low-grade documents when few highly relevant ones exist.

@@ -117,10 +117,11 @@ class ExtendedInfAP(_SampledMeasure):
     Walk the ranking; keep per stratum c over the documents *above* rank k: d_c pooled (any qrels line),
     s_c judged, ρ_c judged relevant, and D = Σ_c d_c. At a judged relevant document at rank k in stratum c::
 
-        prec_k = 1/k + (D/k) · Σ_{c': d_c' > 0} (d_c'/D) · (ρ_c' + ε₁)/(s_c' + ε₃)     (0 for the sum at D = 0)
+        prec_k = 1/k + (D/k) · Σ_{c': d_c' > 0} (d_c'/D) · (ρ_c' + ε₁)/(s_c' + ε₃)
+                                                              (the sum is 0 at D = 0)
         SAP_c += prec_k
-        R̂_c    = r_c · N_c / n_c          R̂ = Σ_c R̂_c           (strata with n_c = 0 contribute nothing)
-        xinfAP = Σ_{c: n_c > 0, r_c > 0} (R̂_c / R̂) · SAP_c / r_c                         (0 when R̂ = 0)
+        R̂_c    = r_c · N_c / n_c,   R̂ = Σ_c R̂_c     (strata with n_c = 0 contribute nothing)
+        xinfAP = Σ_{c: n_c > 0, r_c > 0} (R̂_c / R̂) · SAP_c / r_c       (0 when R̂ = 0)
 
     with ε₁ = 1e-5, ε₃ = 3e-5. ``@k`` cuts the ranking first and still divides by the full R̂ (the official
     TREC PM numbers are ``xinfAP@100``). Relevant = grade ≥ ``rel`` (default 1, the program's "> 0").
@@ -154,7 +155,7 @@ class InferredNDCG(_SampledMeasure):
     D = Σ_c d_c — and G_c = Σ g/log2(k+1) over the judged relevant documents of stratum c retrieved
     (g = the raw grade, k = the rank)::
 
-        infNDCG = D · Σ_{c: s_c > 0} (d_c/D) · G_c / s_c  /  IDCG                 (0 when IDCG = 0 or D = 0)
+        infNDCG = D · Σ_{c: s_c > 0} (d_c/D) · G_c / s_c  /  IDCG     (0 when IDCG = 0 or D = 0)
 
     IDCG: the estimated number of documents of each grade g ≥ ``rel``, R̂(g) = Σ_c r_c(g) · N_c/n_c, each
     rounded half up to an integer count; the grades fill the ideal ranking from rank 1, highest first,
@@ -311,8 +312,9 @@ class RBPWithResidual(_SampledMeasure):
 
     Over the ranking cut at k (L = the documents left; no ``@k``: the whole ranking)::
 
-        value    = (1 − p) · Σ_{i ≤ L} p^{i−1} · gain_i                 (unjudged documents have gain 0)
-        residual = (1 − p) · Σ_{i ≤ L, i unjudged} p^{i−1}  +  p^L     (unjudged ranks, and every rank after L)
+        value    = (1 − p) · Σ_{i ≤ L} p^{i−1} · gain_i          (unjudged documents have gain 0)
+        residual = (1 − p) · Σ_{i ≤ L, i unjudged} p^{i−1}  +  p^L
+                   (the unjudged ranks, and every rank after L)
         upper    = value + residual
 
     Gain of the document at rank i with grade g_i:
@@ -410,7 +412,7 @@ class APUpperBound(_SampledMeasure):
     documents of the top k relevant is optimal for some t (moving relevance to a higher-ranked unjudged
     document never lowers AP), so::
 
-        APUpper@k = max_{t = 0 … U_k} [ Σ_{i ∈ J ∪ U(t)} P_t@i ] / (R_J + t)          (0 when R_J + t = 0)
+        APUpper@k = max_{t = 0 … U_k} [ Σ_{i ∈ J ∪ U(t)} P_t@i ] / (R_J + t)     (0 when R_J + t = 0)
 
     with J the judged relevant ranks (grade ≥ ``rel``) in the top k, U(t) the ranks of the first t unjudged
     documents, P_t@i the precision at i when J ∪ U(t) are relevant, R_J the judged relevant documents of
