@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -19,7 +19,7 @@ else:
 from ir_incomplete.data import PreparedRuns, Qrels, _prepare, _run_columns, read_trec_run, run_columns
 from ir_incomplete.provider import as_incomplete, computable
 
-__all__ = ["evaluate", "as_measures", "as_run_mapping", "TOPIC_SETS"]
+__all__ = ["evaluate", "as_measures", "as_run_mapping", "extra_columns", "TOPIC_SETS"]
 
 #: which queries ``evaluate`` reports and averages: every query of the qrels, or those the run answers
 TOPIC_SETS = ("qrels", "run")
@@ -226,6 +226,12 @@ def evaluate(
     DataFrame with columns ``run, query_id, measure, value`` (``run, measure, value`` when
     ``per_query=False``). As in ``ir_measures``, every query of the qrels is reported; a query a run
     does not answer gets the measure's default (0).
+
+    Measures that report more than one number per query add columns after ``value``, one per field
+    they declare in ``EXTRA_COLUMNS`` (see :mod:`ir_incomplete.measures.base`), NaN on the rows of the
+    other measures: ``RBPResidual`` adds ``residual`` and ``upper`` (a query the run does not answer:
+    value 0, residual 1, upper 1). With ``per_query=False`` they are aggregated like ``value``: the
+    mean over the queries. Without such measures the columns are exactly those above.
     """
     if topics not in TOPIC_SETS:
         raise ValueError(f"topics={topics!r} is not valid; choices: {', '.join(TOPIC_SETS)}")
@@ -256,7 +262,14 @@ def evaluate(
         }
     if ours:
         n_runs, n_topics = len(names), judged.n_topics
-        grids = [np.full((n_runs, n_topics), float(measure.DEFAULT)) for measure, _ in ours]
+        # per measure: {"value": grid, extra column: grid}, filled with the values of unanswered queries
+        grids = [
+            {
+                name: np.full((n_runs, n_topics), float(default))
+                for name, default in {"value": measure.DEFAULT, **impl.EXTRA_COLUMNS}.items()
+            }
+            for measure, impl in ours
+        ]
         answered = np.zeros((n_runs, n_topics), dtype=bool)  # (run, query) pairs the runs answer
         chunks = (
             _prepared_chunks(prepared, judged, chunk_rows)
@@ -264,16 +277,21 @@ def evaluate(
             else _run_chunks(run_map, judged, score_precision, chunk_rows)
         )
         for first, ranked in chunks:
-            answered[first + ranked.run_of_row, ranked.topic_of_row] = True
+            cells = (first + ranked.run_of_row, ranked.topic_of_row)
+            answered[cells] = True
             for (_, impl), grid in zip(ours, grids, strict=True):
-                grid[first + ranked.run_of_row, ranked.topic_of_row] = impl.compute(ranked, judged)
+                if impl.EXTRA_COLUMNS:
+                    details = cast(Any, impl).compute_details(ranked, judged)  # set with EXTRA_COLUMNS
+                    for name, values in grid.items():
+                        values[cells] = details[name]
+                else:
+                    grid["value"][cells] = impl.compute(ranked, judged)
             del ranked
         run_col = np.repeat(np.array(names, dtype=object), n_topics)
         qid_col = np.tile(judged.topic_ids, n_runs)
         for (measure, _), grid in zip(ours, grids, strict=True):
-            frames.append(
-                pd.DataFrame({"run": run_col, "query_id": qid_col, "measure": repr(measure), "value": grid.ravel()})
-            )
+            columns = {"run": run_col, "query_id": qid_col, "measure": repr(measure)}
+            frames.append(pd.DataFrame({**columns, **{name: values.ravel() for name, values in grid.items()}}))
     if run_map is None and prepared is not None and (others or (topics == "run" and not ours)):
         run_map = prepared.frames()  # the converted runs as frames, for ir_measures and answered pairs
     if others:
@@ -299,9 +317,24 @@ def evaluate(
     result["_m"] = result["measure"].map(order)
     result["_r"] = result["run"].map({n: i for i, n in enumerate(names)})
     result = result.sort_values(["_r", "_m"], kind="stable").drop(columns=["_m", "_r"]).reset_index(drop=True)
+    extras = list(dict.fromkeys(name for _, impl in ours for name in impl.EXTRA_COLUMNS))
+    result = result[["run", "query_id", "measure", "value", *extras]]  # pd.concat may reorder them
     if not per_query:
         result = _aggregate(result, measures)
     return result
+
+
+def extra_columns(measures) -> dict[str, tuple[str, ...]]:
+    """``{repr(measure): its extra result columns}`` (see ``EXTRA_COLUMNS`` in
+    :mod:`ir_incomplete.measures.base`) for the measures that have any; measures given as in
+    :func:`evaluate`."""
+    out = {}
+    for measure in as_measures(measures):
+        if computable(measure):
+            names = tuple(as_incomplete(measure).EXTRA_COLUMNS)
+            if names:
+                out[repr(measure)] = names
+    return out
 
 
 def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | None):
@@ -359,10 +392,11 @@ def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:
     from ir_measures.measures import SumAgg
 
     summed = {repr(m) for m in measures if isinstance(m.aggregator(), SumAgg)}
-    grouped = per_query.groupby(["run", "measure"], sort=False)["value"]
-    out = grouped.mean().reset_index()
+    columns = [c for c in per_query.columns if c not in ("run", "query_id", "measure")]  # value, extras
+    grouped = per_query.groupby(["run", "measure"], sort=False)
+    out = grouped[columns].mean().reset_index()
     if summed:
-        totals = grouped.sum().reset_index()["value"]
+        totals = grouped["value"].sum().reset_index()["value"]
         use_sum = out["measure"].isin(summed)
         out.loc[use_sum, "value"] = totals[use_sum]
     return out

@@ -271,7 +271,9 @@ def add_bootstrap_intervals(
     must equal the table's to 1e-9 (or rounded as with ``pt.Experiment(round=...)``), otherwise a
     ``ValueError`` names the system (not checked with ``seed=none``, whose values are not reproducible).
 
-    Memory does not grow with b beyond one system's ``M_1 .. M_b`` (aggregate tables).
+    Memory does not grow with b beyond one system's ``M_1 .. M_b`` (aggregate tables). A table without
+    any ``BootNDCG`` column (aggregate) or ``measure`` value (per query) is a ``ValueError`` that lists
+    what the table holds.
     """
     if not isinstance(table, pd.DataFrame) or "name" not in table.columns:
         raise ValueError("table must be a pt.Experiment result DataFrame with a 'name' column")
@@ -282,9 +284,15 @@ def add_bootstrap_intervals(
     else:
         labels = [c for c in table.columns if c != "name"]
     boots = [(label, m) for label, m in ((label, _as_boot(label)) for label in labels) if m is not None]
-    out = table.copy()
     if not boots:
-        return out
+        shown = ", ".join(repr(str(label)) for label in labels[:12]) + (", ..." if len(labels) > 12 else "")
+        where = "per-query table's 'measure' values" if per_query else "aggregate table's measure columns"
+        raise ValueError(
+            f"add_bootstrap_intervals: no BootNDCG measure to add intervals to; the {where} are [{shown}]. "
+            "It looks for measure names that parse as BootNDCG (e.g. 'BootNDCG@10', as pt.Experiment names "
+            "the measure when eval_metrics holds BootNDCG@10)"
+        )
+    out = table.copy()
     table_names = [str(n) for n in dict.fromkeys(table["name"].tolist())]
     pairs = _pair_systems(systems, table_names, per_query, names)
     judged = Qrels.from_any(qrels, negative=negative)

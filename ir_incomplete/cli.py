@@ -14,6 +14,12 @@ arguments are measure strings. One argument may hold several measures separated 
 lines unless ``-n``); with several runs the run name comes first on each line (and as a ``"run"`` key
 in ``jsonl``). Measures are printed in their canonical form (their ``repr``).
 
+Measures that report more than one number per query (their ``EXTRA_COLUMNS``, see
+:mod:`ir_incomplete.measures.base`) print them after the value: ``RBPResidual`` lines read
+``measure<TAB>value<TAB>residual<TAB>upper`` in tsv and carry ``"residual"`` and ``"upper"`` keys in
+``jsonl``; the ``all`` lines hold their means over the queries, like the value. The lines of every other
+measure are unchanged.
+
 Subcommands::
 
     ir_incomplete measures [--format text|markdown]   every measure, its parameters and defaults
@@ -207,6 +213,8 @@ subcommands:
 _EPILOG = """\
 With one run the output is that of the ir_measures command line (measure, value; with -q:
 query_id, measure, value and the 'all' summary lines); with several runs the run name comes first.
+Measures with more than one number per query add them after the value: RBPResidual lines end in
+value, residual, upper (tsv columns; "residual" and "upper" keys in jsonl).
 Exit codes: 0 success; 2 usage or data error (bad option or measure string, missing, unreadable or
 malformed qrels/run, nothing to evaluate); 1 output not written (closed pipe). A qrels file named like
 a subcommand can be given as ./measures.
@@ -308,6 +316,7 @@ def _read(reader, path: str, what: str):
 def _aggregate(per_query, measures):
     """``run, measure, value`` summaries with each measure's ``ir_measures`` aggregator (the mean for
     most measures, the sum for ``NumRet``, ``NumRel``, ``NumQ``)."""
+    import numpy as np
     import pandas as pd
     from ir_measures.measures.base import MeanAgg, SumAgg
 
@@ -326,6 +335,11 @@ def _aggregate(per_query, measures):
     kind = summary["measure"].map(kinds)
     values = (summary["sum"] / summary["count"]).where(kind == "mean", summary["sum"])
     summary["value"] = values.astype(float)
+    extras = [c for c in per_query.columns if c not in ("run", "query_id", "measure", "value")]
+    for name in extras:  # a measure's extra columns are aggregated as its value (RBPResidual: the mean)
+        grouped_extra = per_query[name].groupby(keys, sort=False)
+        mean, total = grouped_extra.mean().to_numpy(), grouped_extra.sum(min_count=1).to_numpy()
+        summary[name] = np.where(kind == "mean", mean, np.where(kind == "sum", total, np.nan))
     others = summary.index[kind == "other"]
     for i in others:  # measures with a custom aggregator: feed it the per-query values
         run, name = summary.at[i, "run"], summary.at[i, "measure"]
@@ -333,9 +347,8 @@ def _aggregate(per_query, measures):
         for value in per_query.loc[(per_query["run"] == run) & (per_query["measure"] == name), "value"]:
             agg.add(float(value))
         summary.at[i, "value"] = float(agg.result())
-    return pd.DataFrame(
-        {"run": summary["run"], "query_id": SUMMARY_QID, "measure": summary["measure"], "value": summary["value"]}
-    )
+    columns = {"run": summary["run"], "query_id": SUMMARY_QID, "measure": summary["measure"]}
+    return pd.DataFrame({**columns, **{name: summary[name] for name in ["value", *extras]}})
 
 
 def _order_per_query(frame, measures, run_names):
@@ -349,31 +362,44 @@ def _order_per_query(frame, measures, run_names):
     return frame.iloc[order].reset_index(drop=True)
 
 
-def _lines(frame, args, multi_run: bool, by_query: bool) -> list[str]:
+def _lines(frame, args, multi_run: bool, by_query: bool, extras: dict[str, tuple[str, ...]]) -> list[str]:
+    """Output lines of ``frame``; ``extras``: the extra columns of each measure that has any
+    (:func:`ir_incomplete.api.extra_columns`), printed after its value."""
     import json
 
     values = frame["value"].astype(float).tolist()
     runs = frame["run"].astype(str).tolist()
     qids = frame["query_id"].astype(str).tolist()
     names = frame["measure"].astype(str).tolist()
+    columns = {c: frame[c].astype(float).tolist() for c in _extra_names(extras)}
+    more = [[(c, columns[c][i]) for c in extras.get(name, ())] for i, name in enumerate(names)]
     if args.output_format == "jsonl":
         out = []
-        for run, qid, name, value in zip(runs, qids, names, values, strict=True):
+        for run, qid, name, value, fields in zip(runs, qids, names, values, more, strict=True):
             record = {"run": run} if multi_run else {}
             if by_query:
                 record["query_id"] = qid
             record["measure"] = name
             record["value"] = value
+            record.update(fields)
             out.append(json.dumps(record))
         return out
     spec = "" if args.places == -1 else f".{args.places}f"
-    texts = [format(v, spec) for v in values]
-    columns = ([runs] if multi_run else []) + ([qids] if by_query else []) + [names, texts]
-    return ["\t".join(parts) for parts in zip(*columns, strict=True)]
+    texts = [
+        "\t".join([format(v, spec), *(format(x, spec) for _, x in fields)])
+        for v, fields in zip(values, more, strict=True)
+    ]
+    parts = ([runs] if multi_run else []) + ([qids] if by_query else []) + [names, texts]
+    return ["\t".join(line) for line in zip(*parts, strict=True)]
+
+
+def _extra_names(extras: dict[str, tuple[str, ...]]) -> list[str]:
+    """Every extra column name of ``extras``, once, in order of first appearance."""
+    return list(dict.fromkeys(c for names in extras.values() for c in names))
 
 
 def _evaluate(args) -> list[str]:
-    from ir_incomplete.api import evaluate
+    from ir_incomplete.api import evaluate, extra_columns
     from ir_incomplete.data import read_trec_qrels, read_trec_run
 
     if args.no_summary and not args.by_query:
@@ -418,12 +444,13 @@ def _evaluate(args) -> list[str]:
         raise CliError("nothing could be evaluated (no query of the qrels has a judgment)", EXIT_DATA)
     names = list(runs)
     multi_run = len(names) > 1
-    per_query = per_query[["run", "query_id", "measure", "value"]]
+    extras = extra_columns(measures)
+    per_query = per_query[["run", "query_id", "measure", "value", *_extra_names(extras)]]
     if not args.by_query:
-        return _lines(_aggregate(per_query, measures), args, multi_run, by_query=False)
+        return _lines(_aggregate(per_query, measures), args, multi_run, False, extras)
     per_query = _order_per_query(per_query, measures, names)
     if args.no_summary:
-        return _lines(per_query, args, multi_run, by_query=True)
+        return _lines(per_query, args, multi_run, True, extras)
     import pandas as pd
 
     summary = _aggregate(per_query, measures)
@@ -431,7 +458,7 @@ def _evaluate(args) -> list[str]:
     for name in names:  # per run: its per-query lines, then its summary lines
         blocks.append(per_query[per_query["run"] == name])
         blocks.append(summary[summary["run"] == name])
-    return _lines(pd.concat(blocks, ignore_index=True), args, multi_run, by_query=True)
+    return _lines(pd.concat(blocks, ignore_index=True), args, multi_run, True, extras)
 
 
 def _write(lines: list[str]) -> int:

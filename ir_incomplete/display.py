@@ -2,7 +2,9 @@
 
 * :func:`pivot` — runs × measures. A bootstrap interval is shown in the cell as ``0.4100 [0.3700, 0.4600]``
   when the table carries one (the ``"BootNDCG@10 p5"``/``"BootNDCG@10 p95"`` columns that
-  :func:`ir_incomplete.add_bootstrap_intervals` adds, or ``pNN`` columns of a tidy table).
+  :func:`ir_incomplete.add_bootstrap_intervals` adds, or ``pNN`` columns of a tidy table); RBP with its
+  residual as ``0.4100 +0.1200`` (value, then the residual: the RBP of any completion of the judgments
+  lies between 0.41 and 0.53).
 * :func:`plot_intervals` — per-run point estimates with their bootstrap intervals (matplotlib, imported
   when called), optionally with a reference value per run.
 
@@ -10,7 +12,10 @@ Both read the tables this package and PyTerrier make, none of which they modify:
 
 * :func:`ir_incomplete.evaluate` results, per query (``run, query_id, measure, value``; the values are
   aggregated as ``evaluate(per_query=False)`` does) or aggregated (``run, measure, value``), optionally
-  with two ``pNN`` interval columns on aggregated rows;
+  with two ``pNN`` interval columns on aggregated rows, and with the extra columns that measures declare
+  (``residual``, ``upper`` of ``RBPResidual``; see "Extra columns" in :mod:`ir_incomplete.measures.base`):
+  a measure's ``INTERVAL`` names the columns that bound its interval (``RBPResidual``: ``value`` and
+  ``upper``) and its ``CELL_FORMAT`` how :func:`pivot` writes its cells (``{value} +{residual}``);
 * ``pt.Experiment`` aggregate tables (``name`` and one column per measure), with the interval columns
   of :func:`ir_incomplete.add_bootstrap_intervals`, and its per-query tables (``name, qid, measure,
   value``).
@@ -19,8 +24,9 @@ Both read the tables this package and PyTerrier make, none of which they modify:
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,9 +51,37 @@ def _interval_pair(names: Sequence[str]) -> tuple[str, str] | None:
     return (found[0][1], found[-1][1]) if len(found) >= 2 else None
 
 
+def _declared(names) -> dict[str, Any]:
+    """``{name: our measure object}`` for the names in ``names`` that are measures ``ir_incomplete``
+    computes and that declare extra columns, an interval or a cell format."""
+    from ir_incomplete.grammar import parse
+    from ir_incomplete.provider import as_incomplete, computable
+
+    out = {}
+    for name in dict.fromkeys(str(n) for n in names):
+        try:
+            measure = parse(name)
+        except (ValueError, NameError):  # not a measure string
+            continue
+        if computable(measure):
+            ours = as_incomplete(measure)
+            if ours.EXTRA_COLUMNS or ours.INTERVAL or ours.CELL_FORMAT:
+                out[name] = ours
+    return out
+
+
+def _extra_names(table, declared: dict[str, Any]) -> list[str]:
+    """The declared extra columns that ``table`` holds, in declaration order."""
+    names = dict.fromkeys(c for m in declared.values() for c in m.EXTRA_COLUMNS)
+    return [c for c in names if c in table.columns]
+
+
 def long_form(table) -> pd.DataFrame:
     """``table`` as one row per (run, measure): columns ``run, measure, value, lower, upper`` (NaN bounds
-    where there is no interval), runs and measures in their order of appearance."""
+    where there is no interval), then the extra columns of the table's measures that are not among these
+    (``residual``), runs and measures in their order of appearance. ``lower``/``upper`` are the ``pNN``
+    interval columns, or the columns named by a measure's ``INTERVAL`` (``RBPResidual``: its value and
+    ``upper``)."""
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"expected a DataFrame of results, not {type(table).__name__}")
     columns = [str(c) for c in table.columns]
@@ -66,6 +100,8 @@ def long_form(table) -> pd.DataFrame:
 
 def _from_tidy(table) -> pd.DataFrame:
     pair = _interval_pair([c for c in table.columns if isinstance(c, str)])
+    declared = _declared(table["measure"].astype(str))
+    extras = _extra_names(table, declared)
     if "query_id" in table.columns:
         if pair is not None:
             raise ValueError(
@@ -82,11 +118,8 @@ def _from_tidy(table) -> pd.DataFrame:
                 measures.append(parse(name))
             except (ValueError, NameError):  # not a measure string: a plain mean
                 pass
-        frame = table[["run", "query_id", "measure", "value"]].assign(measure=table["measure"].astype(str))
-        out = _aggregate(frame, measures)
-        out["lower"] = np.nan
-        out["upper"] = np.nan
-        return out[["run", "measure", "value", "lower", "upper"]]
+        frame = table[["run", "query_id", "measure", "value", *extras]].assign(measure=table["measure"].astype(str))
+        return _with_intervals(_aggregate(frame, measures), None, declared, extras)
     duplicated = table.duplicated(["run", "measure"])
     if duplicated.any():
         row = int(np.flatnonzero(duplicated.to_numpy())[0])
@@ -99,11 +132,29 @@ def _from_tidy(table) -> pd.DataFrame:
             "run": table["run"].to_numpy(),
             "measure": table["measure"].astype(str).to_numpy(),
             "value": table["value"].to_numpy(dtype=np.float64),
+            **{name: table[name].to_numpy(dtype=np.float64) for name in extras},
         }
     )
-    out["lower"] = table[pair[0]].to_numpy(dtype=np.float64) if pair else np.nan
-    out["upper"] = table[pair[1]].to_numpy(dtype=np.float64) if pair else np.nan
-    return out
+    bounds = (table[pair[0]].to_numpy(dtype=np.float64), table[pair[1]].to_numpy(dtype=np.float64)) if pair else None
+    return _with_intervals(out, bounds, declared, extras)
+
+
+def _with_intervals(frame, bounds, declared: dict[str, Any], extras: list[str]) -> pd.DataFrame:
+    """``run, measure, value, lower, upper, *extras`` from aggregated rows: the bounds are the ``pNN``
+    columns (``bounds``) or, on the rows of a measure with an ``INTERVAL``, the columns it names."""
+    out = frame.reset_index(drop=True)
+    lower = np.full(len(out), np.nan) if bounds is None else np.array(bounds[0], dtype=np.float64)
+    upper = np.full(len(out), np.nan) if bounds is None else np.array(bounds[1], dtype=np.float64)
+    for name, measure in declared.items():
+        fields = measure.INTERVAL
+        if fields is None or not all(f in out.columns for f in fields):
+            continue
+        rows = (out["measure"] == name).to_numpy()
+        lower[rows] = out.loc[rows, fields[0]].to_numpy(dtype=np.float64)
+        upper[rows] = out.loc[rows, fields[1]].to_numpy(dtype=np.float64)
+    columns = {c: out[c].to_numpy() for c in ("run", "measure", "value")}
+    rest = {c: out[c].to_numpy(dtype=np.float64) for c in extras if c not in ("value", "lower", "upper")}
+    return pd.DataFrame({**columns, "lower": lower, "upper": upper, **rest})
 
 
 def _from_experiment(table) -> pd.DataFrame:
@@ -133,33 +184,53 @@ def _from_experiment(table) -> pd.DataFrame:
     return out.sort_values("run", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
 
 
-def pivot(table: pd.DataFrame, decimals: int = 4) -> pd.DataFrame:
+DEFAULT_CELL_FORMAT = "{value} [{lower}, {upper}]"
+#: decimal places of text cells when ``pivot(decimals=None)``
+TEXT_DECIMALS = 4
+
+
+def pivot(table: pd.DataFrame, decimals: int | None = None) -> pd.DataFrame:
     """Runs × measures view of a results table (rows: runs, columns: measures, in order of appearance).
 
-    Without interval columns the cells are the numbers themselves (a float DataFrame, which Jupyter
-    shows as an HTML table). With them, every cell is text with ``decimals`` places and the measures
-    that have an interval read ``value [lower, upper]``, e.g. ``0.4100 [0.3700, 0.4600]``.
+    Without interval or extra columns the cells are the numbers themselves (a float DataFrame, which
+    Jupyter shows as an HTML table), rounded to ``decimals`` places when given (``None``: unrounded).
+    With them, every cell is text with ``decimals`` places (default 4): a measure with an interval reads
+    ``value [lower, upper]``, e.g. ``0.4100 [0.3700, 0.4600]``, unless it declares its own ``CELL_FORMAT``:
+    ``RBPResidual`` reads ``value +residual``, e.g. ``0.4100 +0.1200`` (its value is a lower bound, and
+    ``value + residual`` the upper one). A cell whose fields are missing shows the value alone.
     """
-    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
-        raise ValueError(f"decimals must be an integer >= 0, not {decimals!r}")
+    if decimals is not None and (isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0):
+        raise ValueError(f"decimals must be an integer >= 0 or None, not {decimals!r}")
     long = long_form(table)
     runs = list(dict.fromkeys(long["run"].tolist()))
     measures = list(dict.fromkeys(long["measure"].tolist()))
-    values = long.pivot(index="run", columns="measure", values="value").reindex(index=runs, columns=measures)
-    values.columns.name = "measure"
-    if long["lower"].isna().all():
-        return values
-    lower = long.pivot(index="run", columns="measure", values="lower").reindex(index=runs, columns=measures)
-    upper = long.pivot(index="run", columns="measure", values="upper").reindex(index=runs, columns=measures)
+
+    def wide(column: str) -> pd.DataFrame:
+        grid = long.pivot(index="run", columns="measure", values=column).reindex(index=runs, columns=measures)
+        grid.columns.name = "measure"
+        return grid
+
+    values = wide("value")
+    fields = [c for c in long.columns if c not in ("run", "measure")]
+    if all(long[c].isna().all() for c in fields if c != "value"):
+        return values if decimals is None else values.round(decimals)
+    places = TEXT_DECIMALS if decimals is None else decimals
+    grids = {c: wide(c) for c in fields}
+    declared = _declared(measures)
     text = pd.DataFrame(index=values.index, columns=values.columns, dtype=object)
     for measure in measures:
-        v, lo, hi = values[measure], lower[measure], upper[measure]
-        cells = v.map(lambda x: "" if pd.isna(x) else f"{x:.{decimals}f}")
-        has = lo.notna() & hi.notna() & v.notna()
-        cells[has] = [
-            f"{x:.{decimals}f} [{a:.{decimals}f}, {b:.{decimals}f}]"
-            for x, a, b in zip(v[has], lo[has], hi[has], strict=True)
-        ]
+        ours = declared.get(measure)
+        layout = ours.CELL_FORMAT if ours is not None and ours.CELL_FORMAT else DEFAULT_CELL_FORMAT
+        used = [name for _, name, _, _ in string.Formatter().parse(layout) if name]
+        cells = []
+        for run in runs:
+            numbers = {c: grids[c].at[run, measure] for c in fields}
+            if pd.isna(numbers["value"]):
+                cells.append("")
+            elif all(c in numbers and pd.notna(numbers[c]) for c in used):
+                cells.append(layout.format(**{c: f"{x:.{places}f}" for c, x in numbers.items()}))
+            else:
+                cells.append(f"{numbers['value']:.{places}f}")
         text[measure] = cells
     return text
 

@@ -132,3 +132,12 @@ def test_rounded_tables_are_accepted():
     np.testing.assert_array_equal(out[f"{MEASURE} p5"], exact[f"{MEASURE} p5"])
     long = _experiment(perquery=True, round=2)
     assert add_bootstrap_intervals(long, RESULTS, QRELS)["p95"].notna().sum() == 6
+
+
+def test_a_table_without_bootndcg_is_an_error():
+    aggregate = pd.DataFrame({"name": ["a", "b"], "map": [0.1, 0.2], "nDCG@10": [0.3, 0.4]})
+    with pytest.raises(ValueError, match=r"no BootNDCG.*measure columns are \['map', 'nDCG@10'\].*BootNDCG@10"):
+        add_bootstrap_intervals(aggregate, RESULTS, QRELS)
+    per_query = pd.DataFrame({"name": ["a"], "qid": ["1"], "measure": ["AP"], "value": [0.5]})
+    with pytest.raises(ValueError, match=r"no BootNDCG.*'measure' values are \['AP'\]"):
+        add_bootstrap_intervals(per_query, RESULTS, QRELS)

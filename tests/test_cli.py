@@ -527,3 +527,48 @@ def test_parity_with_ir_measures_cli_topic_a(capsys, topic_a):
     assert code == 0 and sorted(ours.splitlines()) == sorted(theirs.splitlines())
     assert rows(ours)[:2] == [["q", "infAP", "0.645833"], ["q", "AP", "0.591667"]]
     assert ours.splitlines()[-2:] == theirs.splitlines()[-2:]
+
+
+# ---------------------------------------------------------------------------------------------------
+# extra columns (RBPResidual's residual and upper)
+# ---------------------------------------------------------------------------------------------------
+def test_residual_columns_in_tsv(capsys, synth):
+    from ir_incomplete import evaluate
+
+    measures = ["P@5", "RBPResidual(p=0.5,gain=graded)@10"]
+    code, out, _ = run_cli(capsys, synth["qrels"], synth["run"], *measures, "-p", "-1")
+    assert code == 0
+    lines = rows(out)
+    assert lines[0][0] == "P@5" and len(lines[0]) == 2  # other measures keep ir_measures' format
+    name, value, residual, upper = lines[1]
+    means = evaluate({"r": synth["run_dict"]}, synth["qrels_dict"], measures[1:], per_query=False).iloc[0]
+    assert name == measures[1]
+    assert [float(value), float(residual), float(upper)] == [means["value"], means["residual"], means["upper"]]
+    # per query: the topic the run does not answer (t5) is value 0, residual 1, upper 1
+    code, out, _ = run_cli(capsys, synth["qrels"], synth["run"], *measures, "-q")
+    assert code == 0
+    lines = rows(out)
+    assert ["t5", "P@5", "0.0000"] in lines
+    assert ["t5", measures[1], "0.0000", "1.0000", "1.0000"] in lines
+    summary = [line for line in lines if line[0] == "all"]
+    assert [len(line) for line in summary] == [3, 5]
+    assert summary[1][2:] == [f"{means['value']:.4f}", f"{means['residual']:.4f}", f"{means['upper']:.4f}"]
+
+
+def test_residual_columns_in_jsonl_and_several_runs(capsys, synth):
+    code, out, _ = run_cli(
+        capsys, synth["qrels"], synth["run"], synth["run2"], "RBPResidual", "AP", "-q", "-n", "-o", "jsonl"
+    )
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    rbp = [r for r in records if r["measure"] == "RBPResidual"]
+    ap = [r for r in records if r["measure"] == "AP"]
+    assert len(rbp) == len(ap) == 12  # 2 runs x 6 topics of the qrels
+    assert all(list(r) == ["run", "query_id", "measure", "value", "residual", "upper"] for r in rbp)
+    assert all(list(r) == ["run", "query_id", "measure", "value"] for r in ap)
+    assert all(r["upper"] == pytest.approx(r["value"] + r["residual"], abs=1e-15) for r in rbp)
+    missing = [r for r in rbp if r["query_id"] == "t5"]
+    assert [(r["value"], r["residual"], r["upper"]) for r in missing] == [(0.0, 1.0, 1.0)] * 2
+    code, out, _ = run_cli(capsys, synth["qrels"], synth["run"], synth["run2"], "RBPResidual")
+    assert code == 0
+    assert [len(line) for line in rows(out)] == [5, 5]  # run, measure, value, residual, upper

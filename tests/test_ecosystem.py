@@ -541,3 +541,42 @@ def test_skip_messages_name_the_shared_data_folder():
     )
     with pytest.raises(pytest.skip.Exception, match=expected):
         conftest._need(conftest.DATA / "not-here")
+
+
+def test_pivot_rounds_to_decimals_without_intervals():
+    import ir_incomplete
+
+    table = pd.DataFrame({"run": ["x", "y"], "measure": "AP", "value": [0.123456, 0.98765]})
+    assert ir_incomplete.pivot(table, decimals=2)["AP"].tolist() == [0.12, 0.99]
+    assert ir_incomplete.pivot(table, decimals=0)["AP"].tolist() == [0.0, 1.0]
+    assert ir_incomplete.pivot(table)["AP"].tolist() == [0.123456, 0.98765]  # None: unrounded
+    with pytest.raises(ValueError, match="decimals must be an integer >= 0 or None, not 1.5"):
+        ir_incomplete.pivot(table, decimals=1.5)
+
+
+def test_pivot_shows_rbp_with_its_residual():
+    import ir_incomplete
+    from ir_incomplete.display import long_form
+
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 0}, "q3": {"d": 1}}
+    runs = {"r": {"q1": {"a": 2.0, "x": 1.0}, "q2": {"c": 1.0}}, "s": {"q1": {"b": 1.0}}}
+    measures = ["RBPResidual(p=0.5)", "AP"]
+    per_query = ir_incomplete.evaluate(runs, qrels, measures)
+    aggregated = ir_incomplete.evaluate(runs, qrels, measures, per_query=False)
+    view = ir_incomplete.pivot(per_query, decimals=3)
+    # r: value (.5 + 0 + 0)/3, residual (.5 + .5 + 1)/3; s: value 0, residual (.5 + 1 + 1)/3
+    assert view.to_dict() == {
+        "RBPResidual(p=0.5)": {"r": "0.167 +0.667", "s": "0.000 +0.833"},
+        "AP": {"r": "0.333", "s": "0.000"},
+    }
+    pd.testing.assert_frame_equal(ir_incomplete.pivot(aggregated, decimals=3), view)
+    assert ir_incomplete.pivot(aggregated).at["r", "RBPResidual(p=0.5)"] == "0.1667 +0.6667"
+    long = long_form(aggregated)
+    assert list(long.columns) == ["run", "measure", "value", "lower", "upper", "residual"]
+    rbp = long[long["measure"] == "RBPResidual(p=0.5)"]
+    assert rbp["lower"].tolist() == rbp["value"].tolist()
+    assert rbp["upper"].tolist() == pytest.approx([2.5 / 3, 2.5 / 3], abs=1e-15)
+    assert long.loc[long["measure"] == "AP", ["lower", "upper", "residual"]].isna().all().all()
+    # without its residual column (e.g. a table trimmed to run, measure, value) RBP is a plain number
+    plain = ir_incomplete.pivot(aggregated[["run", "measure", "value"]])
+    assert plain.at["r", "RBPResidual(p=0.5)"] == pytest.approx(0.5 / 3, abs=1e-15)

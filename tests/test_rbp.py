@@ -157,3 +157,110 @@ def test_residual_metric_fields_through_pandas():
     (m,) = list(ir_measures.evaluator([parse("RBPResidual@2")], qrels).iter_calc(run))
     assert m._fields == ("query_id", "measure", "value", "residual", "upper")
     assert (m.value, m.residual, m.upper) == pytest.approx((0.2, 0.16 + 0.64, 1.0), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [None, 3])
+@pytest.mark.parametrize("rel", [1, 2])
+def test_graded_gain_against_brute_force(seed, k, rel):
+    """gain=graded: grade / (the largest grade of the whole qrels) for grade >= rel, 0 below rel; unjudged
+    documents (absent or negative grade) have gain 0 and count in the residual."""
+    rng = np.random.default_rng(100 + seed)
+    qrels, run = random_topics(rng)
+    qrels["q0"] = {**qrels["q0"], "top": 4}  # one topic holds the largest grade: G = 4 for every topic
+    at = f"@{k}" if k else ""
+    name = f"RBPResidual(p=0.6,rel={rel},gain=graded){at}"
+    res = evaluate({"r": run}, qrels, [name])
+    got = dict(zip(res["query_id"], res["value"], strict=True))
+    details = {m.query_id: m for m in ir_measures.evaluator([parse(name)], qrels).iter_calc(run)}
+    for qid, scores in run.items():
+        top = ranking(scores)[:k] if k else ranking(scores)
+        judged = qrels[qid]
+        value = sum(0.4 * 0.6**i * judged[d] / 4 for i, d in enumerate(top) if judged.get(d, -1) >= rel)
+        residual = sum(0.4 * 0.6**i for i, d in enumerate(top) if status(judged, d, rel) is None) + 0.6 ** len(top)
+        assert got[qid] == pytest.approx(value, abs=1e-12)
+        m = details[qid]
+        assert (m.value, m.residual, m.upper) == pytest.approx((value, residual, value + residual), abs=1e-12)
+
+
+def test_graded_gain_by_hand():
+    """Grades 2, 1, unjudged, 0 at ranks 1-4, largest grade 2, p = 0.5: value = .5·1 + .25·.5 = 0.625;
+    residual = .5·.5² (rank 3) + .5⁴ (after rank 4) = 0.1875. Binary RBP counts grade 1 as 1: 0.75."""
+    qrels = {"q": {"a": 2, "b": 1, "c": -1, "d": 0}}
+    run = {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}
+    got = evaluate({"r": run}, qrels, ["RBPResidual(p=0.5,gain=graded)", "RBPResidual(p=0.5)"])
+    assert got["value"].tolist() == [0.625, 0.75]
+    assert got["residual"].tolist() == [0.1875, 0.1875]
+    assert got["upper"].tolist() == [0.8125, 0.9375]
+    # negative="zero": the pooled-but-unjudged document is judged nonrelevant, the residual shrinks
+    zero = evaluate({"r": run}, qrels, ["RBPResidual(p=0.5,gain=graded)"], negative="zero")
+    assert zero["value"].tolist() == [0.625]
+    assert zero["residual"].tolist() == [0.0625]
+
+
+def test_graded_gain_without_relevant_grades_is_zero():
+    qrels = {"q": {"a": 0, "b": -1}}
+    run = {"q": {"a": 2.0, "b": 1.0}}
+    got = evaluate({"r": run}, qrels, ["RBPResidual(gain=graded)"])
+    assert got["value"].tolist() == [0.0]
+    assert got["residual"].tolist() == pytest.approx([0.2 * 0.8 + 0.8**2], abs=1e-15)
+
+
+def test_gain_parameter_string_and_errors():
+    assert repr(parse("RBPResidual(gain=binary)")) == "RBPResidual"
+    assert repr(parse("RBPResidual(p=0.5, gain=graded)")) == "RBPResidual(p=0.5,gain=graded)"
+    with pytest.raises(ValueError, match="'gain'.*one of binary, graded"):
+        parse("RBPResidual(gain=exp)")
+
+
+def small_case():
+    """q1: relevant, unjudged; q2: judged nonrelevant only; q3 (in the qrels): not answered by the run."""
+    qrels = {"q1": {"a": 1, "b": 0}, "q2": {"c": 0}, "q3": {"d": 1}}
+    run = {"q1": {"a": 2.0, "x": 1.0}, "q2": {"c": 1.0}}
+    return qrels, run
+
+
+def test_evaluate_carries_residual_and_upper_per_query():
+    qrels, run = small_case()
+    got = evaluate({"r": run}, qrels, ["P@1", "RBPResidual(p=0.5)", "Success@2"])
+    assert list(got.columns) == ["run", "query_id", "measure", "value", "residual", "upper"]
+    rbp = got[got["measure"] == "RBPResidual(p=0.5)"].set_index("query_id")
+    # q1: value .5, residual .25 (rank 2 unjudged) + .25 (after rank 2); q2: .5 after rank 1; q3: unanswered
+    assert rbp.loc[["q1", "q2", "q3"], "value"].tolist() == [0.5, 0.0, 0.0]
+    assert rbp.loc[["q1", "q2", "q3"], "residual"].tolist() == [0.5, 0.5, 1.0]
+    assert rbp.loc[["q1", "q2", "q3"], "upper"].tolist() == [1.0, 0.5, 1.0]
+    others = got[got["measure"] != "RBPResidual(p=0.5)"]
+    assert len(others) == 6
+    assert others[["residual", "upper"]].isna().all().all()
+    # the same numbers as the ResidualMetric objects of iter_calc
+    metrics = {m.query_id: m for m in ir_measures.evaluator([parse("RBPResidual(p=0.5)")], qrels).iter_calc(run)}
+    for qid in ("q1", "q2"):
+        assert (metrics[qid].residual, metrics[qid].upper) == tuple(rbp.loc[qid, ["residual", "upper"]])
+
+
+def test_evaluate_aggregates_residual_and_upper_as_means():
+    qrels, run = small_case()
+    got = evaluate({"r": run}, qrels, ["RBPResidual(p=0.5)", "NumRet"], per_query=False)
+    assert list(got.columns) == ["run", "measure", "value", "residual", "upper"]
+    row = got.set_index("measure").loc["RBPResidual(p=0.5)"]
+    assert row[["value", "residual", "upper"]].tolist() == pytest.approx([0.5 / 3, 2 / 3, 2.5 / 3], abs=1e-15)
+    assert np.isnan(got.set_index("measure").loc["NumRet", "residual"])
+    # topics="run": the unanswered q3 is left out of the rows and of the means
+    only = evaluate({"r": run}, qrels, ["RBPResidual(p=0.5)"], per_query=False, topics="run")
+    assert only[["value", "residual", "upper"]].iloc[0].tolist() == pytest.approx([0.25, 0.5, 0.75], abs=1e-15)
+
+
+def test_evaluate_without_residual_measures_keeps_its_columns():
+    qrels, run = small_case()
+    assert list(evaluate({"r": run}, qrels, ["P@1", "AP"]).columns) == ["run", "query_id", "measure", "value"]
+    assert list(evaluate({"r": run}, qrels, ["AP"], per_query=False).columns) == ["run", "measure", "value"]
+
+
+def test_residual_columns_do_not_depend_on_chunks():
+    rng = np.random.default_rng(7)
+    qrels, run_a = random_topics(rng)
+    _, run_b = random_topics(rng)
+    runs = {"a": run_a, "b": run_b}
+    whole = evaluate(runs, qrels, ["RBPResidual(gain=graded)@5"], chunk_rows=None)
+    chunked = evaluate(runs, qrels, ["RBPResidual(gain=graded)@5"], chunk_rows=3)
+    pd.testing.assert_frame_equal(whole, chunked)

@@ -3,7 +3,7 @@
 A kernel takes the ranked-code matrix of :mod:`ir_incomplete.data` (``[rankings × depth]``) plus per-row
 judgment counts, and returns one ``float64`` value per row. Kernels of measures that cut the ranking
 receive it already cut; kernels that condense the ranking first (induced/subcollection AP, condensed
-graded AP) receive the whole ranking and the cut-off, because they cut after condensing (spec D2).
+graded AP) receive the whole ranking and the cut-off, because they cut after condensing.
 No pandas and no ir_measures here. One module per measure family:
 
 * :mod:`ir_incomplete.kernels.ap_family` — AP estimators for incomplete judgments (infAP, …)

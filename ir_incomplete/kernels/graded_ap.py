@@ -1,8 +1,9 @@
 """Graded average precision: GAP, xGAP and eGAP, vectorized over all rankings at once.
 
-Notation (Ferrante, Ferro & Maistro, "Rethinking how to extend average precision to graded relevance";
-Robertson, Kanoulas & Yilmaz, SIGIR 2010 for GAP). Grades run over ``0..c`` with ``c = len(g)``;
-``g = (g_1, …, g_c)`` is the probability that a user's relevance threshold is grade k.
+Notation ([FFM]: Ferrante, Ferro & Maistro, "Rethinking how to extend average precision to graded
+relevance", CLEF 2014, LNCS, pp. 19–30; Robertson, Kanoulas & Yilmaz, SIGIR 2010 for GAP). Grades run
+over ``0..c`` with ``c = len(g)``; ``g = (g_1, …, g_c)`` is the probability that a user's relevance
+threshold is grade k.
 
 * ``G(j) = Σ_{h≤j} g_h`` (``G(0) = 0``): the probability that a document of grade j is relevant to the user;
 * ``R(j)``: judged documents of the topic with grade j; ``RB(k) = Σ_{i≥k} R(i)``;

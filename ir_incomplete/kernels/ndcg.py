@@ -2,7 +2,9 @@
 
 Pure numpy (no pandas, no ir_measures). Rankings arrive as the code matrix of
 :mod:`ir_incomplete.data` cut at the measure's cut-off (``[rows × k]``); judgments as per-row or
-per-topic counts of each grade. Conventions shared by every function here (spec §5.1):
+per-topic counts of each grade. [FGPH] is Fröbe, Gienapp, Potthast & Hagen, "Bootstrapped nDCG
+estimation in the presence of unjudged documents", ECIR 2023 (code: github.com/webis-de/ECIR-23).
+Conventions shared by every function here (trec_eval's ``ndcg``):
 
 * ``DCG@k = Σ_{i=1..k} gain(g_i) / log2(i + 1)``; the discount of rank 1 is 1.
 * gain ``"linear"``: gain(g) = g (trec_eval, TrecTools, the ECIR-23 code); ``"exp"``: 2^g − 1
@@ -47,7 +49,7 @@ __all__ = [
 
 GAINS = ("linear", "exp")
 
-#: smoothing floor of every prior component (ECIR ``probability_estimation.py``; spec §5.4)
+#: smoothing floor of every prior component (the ECIR-23 code's ``probability_estimation.py``)
 PRIOR_FLOOR = 1e-6
 
 #: the 20 bin borders of the "most likely" point estimate (ECIR ``BootstrappingBySelectingMostLikelyDataPoint``)
@@ -213,7 +215,7 @@ def unjudged_mask(codes: np.ndarray, negative_is_judged: bool = False) -> np.nda
 
 
 def greedy_fill(unjudged: np.ndarray, reservoir: np.ndarray) -> np.ndarray:
-    """Grades of the comparable naive upper bound ([FGPH] §3.3; spec §5.3).
+    """Grades of the comparable naive upper bound ([FGPH] §3.3).
 
     Going through the unjudged cells of each row in rank order, each takes the largest grade left in
     ``reservoir`` (``[rows × levels]``: judged documents of each grade outside the top k; level 0 is
@@ -235,7 +237,7 @@ def greedy_fill(unjudged: np.ndarray, reservoir: np.ndarray) -> np.ndarray:
 def count_prior(
     counts: np.ndarray, totals: np.ndarray, modelled: np.ndarray | None = None, floor: float = PRIOR_FLOOR
 ) -> np.ndarray:
-    """A prior over grade levels from counts (ECIR ``probability_estimation.py``; spec §5.4).
+    """A prior over grade levels from counts (the ECIR-23 code's ``probability_estimation.py``).
 
     ``π(ℓ) = max(counts[ℓ] / total, floor)`` for the modelled levels (0 for the others), then
     renormalised to sum to 1. ``totals`` may exceed ``counts.sum(1)`` (judged documents of grades that
@@ -276,7 +278,7 @@ def bootstrap_replicates(
     draws: Callable[[int, int], np.ndarray],
     b: int,
 ) -> np.ndarray:
-    """``[rows × b]`` bootstrapped nDCG@k replicates ([FGPH] Alg. 1; spec §5.4).
+    """``[rows × b]`` bootstrapped nDCG@k replicates ([FGPH] Alg. 1).
 
     For every replicate, the unjudged cells of a row are processed in ``sequence`` order (ascending key;
     ``None`` = rank order). Each draws ℓ* from the row's ``prior`` by inverse CDF, takes the highest
@@ -455,7 +457,7 @@ def _runs(sorted_values: np.ndarray):
 
 def most_likely(values: np.ndarray, presorted: bool = False) -> np.ndarray:
     """The "most likely" point estimate of bootstrap replicates ([FGPH]; ECIR
-    ``BootstrappingBySelectingMostLikelyDataPoint``; spec §5.4, decision D16), per row of ``values``.
+    ``BootstrappingBySelectingMostLikelyDataPoint``), per row of ``values``.
 
     1. If max − min ≤ 1e−4, one bin holds everything; otherwise min-max normalise to z ∈ [0, 1] and put
        each value in the first border β ∈ {0.05, 0.10, …, 1.00} with z ≤ β (20 bins).

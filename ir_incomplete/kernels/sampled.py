@@ -222,16 +222,24 @@ def _unjudged(codes: np.ndarray) -> np.ndarray:
     return (codes == UNPOOLED) | (codes == POOLED_UNJUDGED)
 
 
-def rbp_residual(codes, p: float, rel_level: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def rbp_residual(codes, p: float, rel_level: int = 1, max_grade: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """RBP and its residual per row (Moffat & Zobel 2008), over the (cut) code matrix.
 
-    ``value = (1−p) Σ_i p^{i−1} [g_i ≥ rel]`` (unjudged = nonrelevant);
-    ``residual = (1−p) Σ_{i unjudged} p^{i−1} + p^L``: the weight of the unjudged ranks and of every
-    rank after the L documents of the row (unretrieved, or cut off).
+    ``value = (1−p) Σ_i p^{i−1} gain_i`` (unjudged = nonrelevant), with ``gain_i = [g_i ≥ rel]``
+    (``max_grade=None``, binary) or ``gain_i = g_i / max_grade`` for ``g_i ≥ rel`` and 0 below (graded;
+    0 everywhere when ``max_grade ≤ 0``);
+    ``residual = (1−p) Σ_{i unjudged} p^{i−1} + p^L``: the weight of the unjudged ranks (gain at most 1)
+    and of every rank after the L documents of the row (unretrieved, or cut off).
     """
     depth = codes.shape[1]
     weights = (1.0 - p) * p ** np.arange(depth, dtype=np.float64)
-    value = (np.where(codes >= rel_level, 1.0, 0.0) * weights).sum(axis=1)
+    if max_grade is None:
+        gains = np.where(codes >= rel_level, 1.0, 0.0)
+    elif max_grade > 0:
+        gains = np.where(codes >= rel_level, codes / float(max_grade), 0.0)
+    else:
+        gains = np.zeros(codes.shape)
+    value = (gains * weights).sum(axis=1)
     unjudged = (np.where(_unjudged(codes), 1.0, 0.0) * weights).sum(axis=1)
     lengths = (codes != PAD).sum(axis=1)
     return value, unjudged + p ** lengths.astype(np.float64)

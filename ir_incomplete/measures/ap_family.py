@@ -104,7 +104,8 @@ class IndAP(IncompleteMeasure):
 
     AP computed on the ranking reduced to the documents the variant keeps::
 
-        indAP = (1/R) · Σ_{retrieved judged relevant d} |{judged relevant d' : rank(d') ≤ rank(d)}| / rank(d)
+        indAP = (1/R) · Σ_{retrieved judged relevant d} |{judged relevant d' : rank(d') ≤ rank(d)}|
+                                                         / rank(d)
 
     where rank(·) is the rank in the reduced list.
 
@@ -117,7 +118,7 @@ class IndAP(IncompleteMeasure):
     Conventions: R = number of qrels with grade ≥ rel (negative grades never count); R = 0 gives 0;
     unretrieved relevant documents contribute 0; ties in score are broken by document id descending,
     scores compared in single precision (trec_eval 9); ``@k`` is applied after dropping documents
-    (condense, then cut: the first k documents of the reduced list, spec decision D2; trec_eval
+    (condense, then cut: the first k documents of the reduced list; trec_eval
     ``-J`` with ``map_cut.k``) and still divides by R.
     """
 
@@ -155,7 +156,8 @@ class IndAP(IncompleteMeasure):
 
 class SubAP(IncompleteMeasure):
     """Subcollection AP, subAP (Yilmaz & Aslam, "Estimating average precision when judgments are
-    incomplete", KAIS 2008, §4.4; the formula is reconstructed from the text, spec §3.6).
+    incomplete", Knowledge and Information Systems 16(2), 2008, §4.4; the formula is reconstructed from
+    the text of that section).
 
     Pooled-but-unjudged documents (qrels grade < 0) are dropped. Each unpooled document (absent from the
     qrels) is in the judged subcollection, as a nonrelevant document, with probability p, independently.
@@ -166,14 +168,15 @@ class SubAP(IncompleteMeasure):
         subAP   = (1/R) · Σ_{retrieved judged relevant d} E[P(d)]
 
     ``p`` is the fraction of the complete judgment set that is judged. When omitted it is estimated per
-    topic as ``|J| / (|J| + U)``, with ``|J|`` the judged qrels (grade ≥ 0) and U the negative qrels (spec
-    decision D6), so qrels without negative entries give p = 1. p = 1 equals indAP (variant=pool),
-    p = 0 equals indAP (variant=original) (0⁰ = 1); both are computed exactly as indAP does. The sum is
-    evaluated with a recurrence over nd (no binomial coefficients), stable for rankings of any length.
+    topic as ``|J| / (|J| + U)``, with ``|J|`` the judged qrels (grade ≥ 0) and U the negative qrels
+    (this package's default: the paper takes p as known), so qrels without negative entries give p = 1.
+    p = 1 equals indAP (variant=pool), p = 0 equals indAP (variant=original) (0⁰ = 1); both are computed
+    exactly as indAP does. The sum is evaluated with a recurrence over nd (no binomial coefficients),
+    stable for rankings of any length.
 
     Conventions: R = number of qrels with grade ≥ rel; R = 0 gives 0; unretrieved relevant documents
     contribute 0; ties in score are broken by document id descending, scores compared in single
-    precision (trec_eval 9); ``@k`` is applied to each reduced ranking (condense, then cut, D2): the term
+    precision (trec_eval 9); ``@k`` is applied to each reduced ranking (condense, then cut): the term
     for i counts only when r+n+i ≤ k; the result still divides by R.
     """
 
@@ -283,7 +286,7 @@ class Bpref10Measure(IncompleteMeasure):
         variant=trec_eval:  (1/R) · Σ_r [1 − min(n_r, R+10) / min(N, R+10)]   (term = 1 when n_r = 0)
         variant=paper:      (1/R) · Σ_r [1 − min(n_r, R+10) / (R+10)]
 
-    ``trec_eval`` (default, spec decision D3) is trec_eval 8.1's ``bpref_top10pRnonrel`` with N
+    ``trec_eval`` (default) is trec_eval 8.1's ``bpref_top10pRnonrel`` with N
     excluding negative qrels (as trec_eval ≥ 9 does for bpref); trec_eval ≥ 9 no longer has this measure.
     ``paper`` is the published formula, which equals Ahlgren & Grönqvist's "practical adjustment": use
     ``Bpref10(variant=paper)`` to reproduce the papers' numbers. The two differ when N < R+10.
@@ -316,7 +319,8 @@ class Bpref10Measure(IncompleteMeasure):
 
 class RankEffMeasure(IncompleteMeasure):
     """Rank effectiveness, RankEff (Ahlgren & Grönqvist, "Evaluation of retrieval effectiveness with
-    incomplete relevance data", IP&M 2008; the formula is reconstructed from the text, spec §3.4).
+    incomplete relevance data", IP&M 44(6), 2008, §4; the formula is reconstructed from the text of
+    §4.2–4.3).
 
     The fraction of (judged relevant, judged nonrelevant) pairs that the run orders correctly. With the
     paper's practical adjustments (§4.2–4.3): a judged nonrelevant document that is not retrieved counts
@@ -331,7 +335,7 @@ class RankEffMeasure(IncompleteMeasure):
     When R = N it equals bpref.
 
     Conventions: R = qrels with grade ≥ rel, N = qrels with 0 ≤ grade < rel (negative grades in
-    neither); R = 0 gives 0; N = 0 (undefined in the paper) gives R_ret/R (spec decision D4); ties in
+    neither); R = 0 gives 0; N = 0 (undefined in the paper) gives R_ret/R (this package's convention); ties in
     score are broken by document id descending, scores compared in single precision; ``@k`` truncates
     the run first: documents past rank k count as not retrieved.
     """

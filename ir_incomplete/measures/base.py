@@ -10,6 +10,23 @@ Every measure of ``ir_incomplete`` is an ``ir_measures.Measure`` subclass that
 
 Measures do not compute anything themselves: :meth:`IncompleteMeasure.compute` hands the ranked-code
 matrix (see :mod:`ir_incomplete.data`) to a kernel of :mod:`ir_incomplete.kernels`.
+
+Extra columns
+-------------
+A measure may report more than one number per query (RBP's residual; a bootstrap interval). It then
+implements ``compute_details`` (a dict of per-row arrays: ``value`` and the other fields) and sets
+``METRIC_TYPE``, the NamedTuple ``(query_id, measure, value, *fields)`` that ``iter_calc`` yields (the
+``ir_measures.CwlMetric`` pattern; ``pt.Experiment`` and aggregates read ``value`` only). The fields that
+result tables should carry are declared in ``EXTRA_COLUMNS``, each with its value for a query that a run
+does not answer. With that one declaration:
+
+* :func:`ir_incomplete.evaluate` adds one column per declared field after ``value`` (NaN on the rows of
+  measures that do not declare it); aggregated (``per_query=False``) each column is reduced like
+  ``value`` (the mean over the queries);
+* the command line appends the fields, in declaration order, as further tab-separated columns of that
+  measure's tsv lines (other lines keep ``ir_measures``' format) and as keys of its ``jsonl`` records;
+* :func:`ir_incomplete.pivot` writes the cell with ``CELL_FORMAT`` and :func:`ir_incomplete.plot_intervals`
+  draws ``INTERVAL``.
 """
 
 from __future__ import annotations
@@ -221,6 +238,17 @@ class IncompleteMeasure(ir_measures.measures.Measure):
     # set (with ``compute_details``) by measures that report per-query details: the NamedTuple type
     # ``(query_id, measure, value, *extra)`` they yield instead of ``ir_measures.Metric``
     METRIC_TYPE: ClassVar[type[Any]]
+    #: the details that result tables carry as columns beside ``value`` (see "Extra columns" above):
+    #: ``{field: its value for a query the run does not answer}``; every field is a key of
+    #: ``compute_details`` and a field of ``METRIC_TYPE``
+    EXTRA_COLUMNS: ClassVar[dict[str, float]] = {}
+    #: the two fields (``value`` or extra columns) that bound the interval plotted and shown by
+    #: :func:`ir_incomplete.pivot`, or ``None``
+    INTERVAL: ClassVar[tuple[str, str] | None] = None
+    #: how :func:`ir_incomplete.pivot` writes a cell: ``str.format`` fields ``value``, ``lower``,
+    #: ``upper`` (the :attr:`INTERVAL`) and the extra columns, each already rounded; ``None``: the default
+    #: (``{value} [{lower}, {upper}]`` when there is an interval)
+    CELL_FORMAT: ClassVar[str | None] = None
 
     def __init__(self, **params):
         owner = self.NAME or type(self).__name__

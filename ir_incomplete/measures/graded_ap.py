@@ -1,5 +1,11 @@
 """Graded average precision: GAP, xGAP and eGAP with a user-threshold distribution ``g`` (definitions;
-the kernels are in :mod:`ir_incomplete.kernels.graded_ap`)."""
+the kernels are in :mod:`ir_incomplete.kernels.graded_ap`).
+
+GAP: Robertson, Kanoulas & Yilmaz, "Extending average precision to graded relevance judgments", SIGIR
+2010. xGAP and eGAP: Ferrante, Ferro & Maistro, "Rethinking how to extend average precision to graded
+relevance", CLEF 2014 (5th International Conference of the CLEF Initiative, Sheffield; Springer LNCS,
+pp. 19–30, doi:10.1007/978-3-319-11382-1_3), equations (4)–(6).
+"""
 
 from __future__ import annotations
 
@@ -90,7 +96,7 @@ class _GradedFamily(IncompleteMeasure):
 
 
 def _grade_counts(qrels, c: int, owner: str) -> np.ndarray:
-    """R(0..c) per topic; ``ValueError`` when a qrels grade exceeds c = len(g) (decision D8)."""
+    """R(0..c) per topic; ``ValueError`` when a qrels grade exceeds c = len(g) (g is indexed by grade value)."""
     if qrels.max_grade > c:  # checked on the distinct grades: never a table as wide as the grade values
         grade = qrels.max_grade
         topic = qrels.topic_ids[int(np.flatnonzero(qrels.level_counts[:, -1])[0])]
@@ -107,13 +113,14 @@ def _grade_counts(qrels, c: int, owner: str) -> np.ndarray:
 class GradedAP(_GradedFamily):
     __doc__ = (
         """Graded average precision, GAP (Robertson, Kanoulas & Yilmaz, SIGIR 2010; eq. 4 of
-    Ferrante, Ferro & Maistro, "Rethinking how to extend average precision to graded relevance").
+    Ferrante, Ferro & Maistro, "Rethinking how to extend average precision to graded relevance", CLEF 2014).
 
     A user has relevance threshold k with probability g_k: documents of grade ≥ k are relevant to them.
     With G(j) = Σ_{h≤j} g_h (G(0) = 0), R(j) the judged documents of grade j and r_n the grade of the
     document at rank n::
 
-        GAP = [ Σ_{n=1}^{N} (1/n) Σ_{m=1}^{n} Δ_{m,n} ] / Σ_{j=1}^{c} R(j)·G(j),   Δ_{m,n} = G(min(r_m, r_n))
+        GAP = [ Σ_{n=1}^{N} (1/n) Σ_{m=1}^{n} Δ_{m,n} ] / Σ_{j=1}^{c} R(j)·G(j)
+        Δ_{m,n} = G(min(r_m, r_n))
 
     GAP selects the relevant document n with probability G(r_n) / Σ_j R(j)G(j), which over-weights the
     many low-grade documents when few highly relevant ones exist.
@@ -132,7 +139,7 @@ class GradedAP(_GradedFamily):
 class ExtendedGradedAP(_GradedFamily):
     __doc__ = (
         """Extended graded average precision, xGAP (Ferrante, Ferro & Maistro, "Rethinking how to
-    extend average precision to graded relevance", eq. 5; MATTERS ``extendedGradedAveragePrecision.m``).
+    extend average precision to graded relevance", CLEF 2014, eq. 5; MATTERS ``extendedGradedAveragePrecision.m``).
 
     With RB(k) = Σ_{i≥k} R(i) the judged documents of grade ≥ k and A(j) = Σ_{k=1}^{j} g_k / RB(k)::
 
@@ -156,7 +163,7 @@ class ExtendedGradedAP(_GradedFamily):
 class ExpectedGradedAP(_GradedFamily):
     __doc__ = (
         """Expected graded average precision, eGAP (Ferrante, Ferro & Maistro, "Rethinking how to
-    extend average precision to graded relevance", eq. 6; MATTERS ``expectedGradedAveragePrecision.m``).
+    extend average precision to graded relevance", CLEF 2014, eq. 6; MATTERS ``expectedGradedAveragePrecision.m``).
 
     With τ = max{j : R(j) > 0} and RB(k) = Σ_{i≥k} R(i)::
 

@@ -13,6 +13,9 @@ the same ideal DCG from the qrels):
 ``BootNDCG(stat=p95)@k``            a percentile of the replicates: the upper end of the range
                                     [naive lower, p95] of [FGPH]
 ==================================  ==========================================================
+
+[FGPH]: Fröbe, Gienapp, Potthast & Hagen, "Bootstrapped nDCG estimation in the presence of unjudged
+documents", ECIR 2023; their code is github.com/webis-de/ECIR-23 (the "reference code" below).
 """
 
 from __future__ import annotations
@@ -136,7 +139,7 @@ GAIN_PARAM = Param(
     str,
     default="linear",
     choices=kernels.GAINS,
-    desc="gain of grade g: linear = g (trec_eval, ECIR code), exp = 2^g - 1 ([FGPH] eq.)",
+    desc="gain of grade g: linear = g (trec_eval, ECIR code), exp = 2^g - 1 (Fröbe et al. 2023)",
 )
 
 
@@ -192,7 +195,8 @@ class _CutoffAlwaysShown(IncompleteMeasure):
 
 class NaiveUpperNDCG(_CutoffAlwaysShown):
     """Comparable naive upper bound of nDCG@k, ``NDCGUpper@k`` (Fröbe, Gienapp, Potthast & Hagen,
-    "Bootstrapped nDCG estimation in the presence of unjudged documents", ECIR 2023, §3.3; spec §5.3).
+    "Bootstrapped nDCG estimation in the presence of unjudged documents", ECIR 2023, §3.3, as the
+    authors' code computes it).
 
     The unjudged documents of the top k get the best grades that the judgments could still give them::
 
@@ -235,7 +239,8 @@ class NaiveUpperNDCG(_CutoffAlwaysShown):
 
 class BootstrappedNDCG(_CutoffAlwaysShown):
     """Bootstrapped nDCG@k, ``BootNDCG@k`` (Fröbe, Gienapp, Potthast & Hagen, "Bootstrapped nDCG
-    estimation in the presence of unjudged documents", ECIR 2023, Alg. 1; spec §5.4).
+    estimation in the presence of unjudged documents", ECIR 2023, §3 and Alg. 1; the authors' code is
+    github.com/webis-de/ECIR-23).
 
     Each of ``b`` replicates gives every unjudged document of the top k a grade drawn from a prior π and
     taken, without replacement, from the judged documents outside the top k::
@@ -248,9 +253,9 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
 
     The value is a statistic of the replicates (``stat``): ``mode`` (default) is the reference code's
     "most likely" value — a 20-bin histogram of the min-max normalised replicates, all fullest bins
-    kept, repeated once on what is left, the largest remaining value returned (decision D16);
+    kept, repeated once on what is left, the largest remaining value returned;
     ``mean``; ``median``; ``pNN`` the NN-th percentile with linear interpolation (numpy's default).
-    [FGPH] reports the range [naive lower, p75/p90/p95]. Every replicate lies between the naive lower
+    The paper reports the range [naive lower, p75/p90/p95]. Every replicate lies between the naive lower
     bound ``nDCG@k`` and the naive upper bound ``NDCGUpper@k`` (≤ 1), and IDCG@k is that of the
     judgments, unchanged.
 
@@ -262,19 +267,19 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
       topic's value depends on which other topics are evaluated with it);
     * ``pool+run`` (default): the average of the two floored distributions.
 
-    Levels: 0 .. the highest judged grade of the topic (``pool_scope=collection``: of the qrels) —
-    decision D12. When no top-k document is judged the run prior is undefined and the pool prior is
-    used instead (D13). The reference code's "P" and "R" labels are swapped (D11); the names here
+    Levels: 0 .. the highest judged grade of the topic (``pool_scope=collection``: of the qrels; the
+    reference code models 0..3). When no top-k document is judged the run prior is undefined and the
+    pool prior is used instead. The reference code's "P" and "R" labels are swapped; the names here
     follow the paper's formulas.
 
     Parameters: ``prior`` (pool+run | pool | run), ``b`` replicates (1000; at most :data:`MAX_B`,
     10 000 000, refused above; memory does not grow with b, time does), ``stat`` (above), ``seed``
     (42; ``seed=none`` draws fresh entropy, so results are then **not reproducible**), ``gain``
-    (linear | exp: 2^g − 1, [FGPH]'s equation and its Table 1; grades above 960 are computed with the
+    (linear | exp: 2^g − 1, the paper's equation and its Table 1; grades above 960 are computed with the
     topic's gains scaled by a power of two, which cancels in the ratio, so there is no overflow),
     ``order`` (rank | docid: the order in which unjudged documents are processed; it matters only when
     the reservoir runs out — rank order is the default so that a document's id never changes its
-    sampled grade, decision D14),
+    sampled grade; the paper does not say),
     ``pool_scope`` (topic | collection) and ``compat=ecir23``. The cut-off defaults to 10 (the paper's
     k) and always appears in the string: ``BootNDCG@10``.
 
@@ -293,9 +298,9 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
     or on batching (``pt.Experiment(batch_size=...)`` gives the same values). The draws of rank i do
     not depend on k, so ``@5`` and ``@10`` share the draws of their first five ranks.
 
-    Conventions: unjudged = unpooled or pooled but unjudged (negative qrels grade, trec_eval; D1);
-    gain linear by default (D9); IDCG = 0 gives 0 for every replicate; replicates are clipped at 1
-    (only rounding can exceed it); a topic without unjudged top-k
+    Conventions: unjudged = unpooled or pooled but unjudged (negative qrels grade, trec_eval);
+    gain linear by default (trec_eval and the reference code); IDCG = 0 gives 0 for every replicate;
+    replicates are clipped at 1 (only rounding can exceed it); a topic without unjudged top-k
     documents has b identical replicates (its nDCG@k); ties in score are broken by document id
     descending, scores compared in single precision (trec_eval 9). Per-query results from the
     ``ir_incomplete`` provider are :class:`BootstrapMetric` records carrying the interval.

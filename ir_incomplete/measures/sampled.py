@@ -52,10 +52,13 @@ __all__ = [
     "APUpperBound",
     "APUpper",
     "IDCG_CHOICES",
+    "RBP_GAINS",
     "sampled_inputs",
 ]
 
 IDCG_CHOICES = ("sample_eval", "exact")
+#: gains of :class:`RBPWithResidual`
+RBP_GAINS = ("binary", "graded")
 
 REL_PARAM = Param(int, default=1, minimum=1, desc="minimum grade that counts as relevant (inclusive)")
 CUTOFF_PARAM = Param(
@@ -114,10 +117,11 @@ class ExtendedInfAP(_SampledMeasure):
     Walk the ranking; keep per stratum c over the documents *above* rank k: d_c pooled (any qrels line),
     s_c judged, ρ_c judged relevant, and D = Σ_c d_c. At a judged relevant document at rank k in stratum c::
 
-        prec_k = 1/k + (D/k) · Σ_{c': d_c' > 0} (d_c'/D) · (ρ_c' + ε₁)/(s_c' + ε₃)     (0 for the sum at D = 0)
+        prec_k = 1/k + (D/k) · Σ_{c': d_c' > 0} (d_c'/D) · (ρ_c' + ε₁)/(s_c' + ε₃)
+                                                              (the sum is 0 at D = 0)
         SAP_c += prec_k
-        R̂_c    = r_c · N_c / n_c          R̂ = Σ_c R̂_c           (strata with n_c = 0 contribute nothing)
-        xinfAP = Σ_{c: n_c > 0, r_c > 0} (R̂_c / R̂) · SAP_c / r_c                         (0 when R̂ = 0)
+        R̂_c    = r_c · N_c / n_c,   R̂ = Σ_c R̂_c     (strata with n_c = 0 contribute nothing)
+        xinfAP = Σ_{c: n_c > 0, r_c > 0} (R̂_c / R̂) · SAP_c / r_c       (0 when R̂ = 0)
 
     with ε₁ = 1e-5, ε₃ = 3e-5. ``@k`` cuts the ranking first and still divides by the full R̂ (the official
     TREC PM numbers are ``xinfAP@100``). Relevant = grade ≥ ``rel`` (default 1, the program's "> 0").
@@ -151,7 +155,7 @@ class InferredNDCG(_SampledMeasure):
     D = Σ_c d_c — and G_c = Σ g/log2(k+1) over the judged relevant documents of stratum c retrieved
     (g = the raw grade, k = the rank)::
 
-        infNDCG = D · Σ_{c: s_c > 0} (d_c/D) · G_c / s_c  /  IDCG                 (0 when IDCG = 0 or D = 0)
+        infNDCG = D · Σ_{c: s_c > 0} (d_c/D) · G_c / s_c  /  IDCG     (0 when IDCG = 0 or D = 0)
 
     IDCG: the estimated number of documents of each grade g ≥ ``rel``, R̂(g) = Σ_c r_c(g) · N_c/n_c, each
     rounded half up to an integer count; the grades fill the ideal ranking from rank 1, highest first,
@@ -304,19 +308,34 @@ class ResidualMetric(NamedTuple):
 
 class RBPWithResidual(_SampledMeasure):
     """Rank-biased precision with its residual, ``RBPResidual(p=0.8)@k`` (Moffat & Zobel, "Rank-biased
-    precision for measurement of retrieval effectiveness", TOIS 27(1), 2008, §5).
+    precision for measurement of retrieval effectiveness", TOIS 27(1), 2008, §5 for the residual).
 
     Over the ranking cut at k (L = the documents left; no ``@k``: the whole ranking)::
 
-        value    = (1 − p) · Σ_{i ≤ L} p^{i−1} · [g_i ≥ rel]          (unjudged documents count as nonrelevant)
-        residual = (1 − p) · Σ_{i ≤ L, i unjudged} p^{i−1}  +  p^L     (unjudged ranks, and every rank after L)
+        value    = (1 − p) · Σ_{i ≤ L} p^{i−1} · gain_i          (unjudged documents have gain 0)
+        residual = (1 − p) · Σ_{i ≤ L, i unjudged} p^{i−1}  +  p^L
+                   (the unjudged ranks, and every rank after L)
         upper    = value + residual
 
-    so the RBP of any completion of the judgments and of the ranking lies in ``[value, upper]``.
-    ``value`` equals ``ir_measures``' ``RBP(p=…,rel=…)@k`` (binary relevance); unjudged = absent from the
-    qrels or pooled but unjudged (negative grade). Per query ``iter_calc`` yields a :class:`ResidualMetric`
-    with the fields ``value``, ``residual`` and ``upper``; aggregates and ``evaluate`` use ``value``.
-    The name differs from ``RBP`` so that ``ir_measures``' own measure keeps its meaning.
+    Gain of the document at rank i with grade g_i:
+
+    * ``gain=binary`` (default): ``[g_i ≥ rel]``. ``value`` equals ``ir_measures``' ``RBP(p=…,rel=…)@k``.
+    * ``gain=graded``: ``g_i / G`` for ``g_i ≥ rel``, 0 below ``rel``, where G is the largest grade
+      anywhere in the qrels (over all topics, not per topic; 0 everywhere when no judgment is above 0).
+      This is the RBP of the official TREC-COVID results ("RBP(p=.5)": grades 0/1/2, gains 0, ½, 1):
+      ``RBPResidual(p=0.5,gain=graded)`` with the round-1 qrels and no cut-off reproduces all 143 round-1
+      runs of the leaderboard to 5e-5 (its 4 decimals); binary RBP misses it by up to 0.17.
+
+    Unjudged = absent from the qrels or pooled but unjudged (negative grade under the default
+    ``negative="pooled_unjudged"``; ``negative="zero"`` makes negative grades judged nonrelevant). Every
+    unjudged or unretrieved rank could hold a document of gain at most 1 (binary: relevant; graded: of
+    the largest grade G), so the RBP of any completion of the judgments and of the ranking lies in
+    ``[value, upper]``. A topic the run does not answer has value 0, residual 1, upper 1.
+
+    Per query ``iter_calc`` yields a :class:`ResidualMetric` with the fields ``value``, ``residual`` and
+    ``upper``; :func:`ir_incomplete.evaluate` returns ``residual`` and ``upper`` columns (their mean over
+    topics when aggregated), and so do the command line and :func:`ir_incomplete.pivot`. The name differs
+    from ``RBP`` so that ``ir_measures``' own measure keeps its meaning.
     """
 
     __name__ = "RBPResidual"
@@ -324,17 +343,29 @@ class RBPWithResidual(_SampledMeasure):
     PRETTY_NAME = "RBP with residual"
     SHORT_DESC = "Rank-biased precision (unjudged = 0) with its residual and upper value (Moffat & Zobel 2008)."
     METRIC_TYPE = ResidualMetric
+    # a query the run does not answer: nothing retrieved, so every rank is unknown (residual p^0 = 1)
+    EXTRA_COLUMNS = {"residual": 1.0, "upper": 1.0}
+    INTERVAL = ("value", "upper")
+    CELL_FORMAT = "{value} +{residual}"  # the usual "base + residual" form of RBP
     SUPPORTED_PARAMS: dict[str, ParamInfo] = {
         "p": Param(
             float, default=0.8, minimum=0, maximum=1, min_inclusive=False, max_inclusive=False, desc="persistence p"
         ),
         "rel": REL_PARAM,
+        "gain": Param(
+            str,
+            default="binary",
+            choices=RBP_GAINS,
+            desc="binary: gain 1 for grade >= rel; graded: grade / (largest grade in the qrels) for grade >= rel "
+            "(TREC-COVID's RBP)",
+        ),
         "cutoff": Param(int, default=NOT_PROVIDED, minimum=1, desc="cut-off k (default: the whole ranking)"),
     }
 
     def compute_details(self, ranked, qrels) -> dict[str, np.ndarray]:
         codes = ranked.truncated(self.get("cutoff"))
-        value, residual = kernels.rbp_residual(codes, self.get("p"), self.get("rel"))
+        max_grade = qrels.max_grade if self.get("gain") == "graded" else None
+        value, residual = kernels.rbp_residual(codes, self.get("p"), self.get("rel"), max_grade)
         return {"value": value, "residual": residual, "upper": value + residual}
 
     def compute(self, ranked, qrels):
@@ -381,7 +412,7 @@ class APUpperBound(_SampledMeasure):
     documents of the top k relevant is optimal for some t (moving relevance to a higher-ranked unjudged
     document never lowers AP), so::
 
-        APUpper@k = max_{t = 0 … U_k} [ Σ_{i ∈ J ∪ U(t)} P_t@i ] / (R_J + t)          (0 when R_J + t = 0)
+        APUpper@k = max_{t = 0 … U_k} [ Σ_{i ∈ J ∪ U(t)} P_t@i ] / (R_J + t)     (0 when R_J + t = 0)
 
     with J the judged relevant ranks (grade ≥ ``rel``) in the top k, U(t) the ranks of the first t unjudged
     documents, P_t@i the precision at i when J ∪ U(t) are relevant, R_J the judged relevant documents of
