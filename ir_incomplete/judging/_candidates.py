@@ -56,6 +56,8 @@ class Candidates:
     ``seg_start``/``seg_len`` ``[runs × topics]``: where each run's ranking of a topic lies among the rows.
     """
 
+    _pool: RunPool
+
     def __init__(self, runs: Any, score_precision: str = "float32") -> None:
         if isinstance(runs, Candidates):
             runs = runs._pool

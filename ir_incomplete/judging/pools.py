@@ -582,8 +582,10 @@ def pool(
                 raise ValueError("method 'budget' is a per-topic budget; per_topic=False is not valid here")
             strategy, topic_budget = BudgetPool(None, pool_runs), budget
         else:
-            options = {"per_topic": bool(per_topic), "across": across, "pool_runs": pool_runs}
-            strategy = RRFPool(None, k=k, **options) if method == "rrf" else RBPPool(None, p=p, **options)
+            if method == "rrf":
+                strategy = RRFPool(None, k=k, per_topic=bool(per_topic), across=across, pool_runs=pool_runs)
+            else:
+                strategy = RBPPool(None, p=p, per_topic=bool(per_topic), across=across, pool_runs=pool_runs)
             if per_topic:
                 topic_budget = budget
             else:
