@@ -18,6 +18,8 @@ Subcommands::
 
     ir_incomplete measures [--format text|markdown]   every measure, its parameters and defaults
     ir_incomplete robustness ...                       judgment-degradation experiments
+    ir_incomplete pool --runs DIR --method depth ...   pools and stratified samples (ir_incomplete.judging)
+    ir_incomplete agreement A B [--runs DIR]           agreement of two judgment sets
 
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
 unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
@@ -38,7 +40,16 @@ from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
 if TYPE_CHECKING:
     import ir_measures
 
-__all__ = ["main", "evaluation_main", "measures_main", "robustness_main", "SUBCOMMANDS", "split_measure_args"]
+__all__ = [
+    "main",
+    "evaluation_main",
+    "measures_main",
+    "robustness_main",
+    "pool_main",
+    "agreement_main",
+    "SUBCOMMANDS",
+    "split_measure_args",
+]
 
 PROG = "ir_incomplete"
 DEFAULT_PLACES = 4
@@ -189,6 +200,10 @@ subcommands:
                         list every ir_incomplete measure with its parameters, defaults and a description
   ir_incomplete robustness ...
                         judgment-degradation experiments (see 'ir_incomplete robustness --help')
+  ir_incomplete pool --runs DIR --method depth --depth 10
+                        a pool or a stratified sample (see 'ir_incomplete pool --help')
+  ir_incomplete agreement A B [--runs DIR]
+                        agreement of two judgment sets (kappa, alpha, leaderboard tau)
 """
 
 _EPILOG = """\
@@ -203,7 +218,8 @@ a subcommand can be given as ./measures.
 def _evaluation_parser() -> _Parser:
     parser = _Parser(
         prog=PROG,
-        usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n       {PROG} {{measures,robustness}} ...",
+        usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n"
+        f"       {PROG} {{measures,robustness,pool,agreement}} ...",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -602,9 +618,25 @@ def robustness_main(argv: Sequence[str]) -> int:
     return module.main(list(argv))
 
 
+def pool_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.judging.cli.pool_main(argv)``."""
+    from ir_incomplete.judging.cli import pool_main as main
+
+    return main(list(argv))
+
+
+def agreement_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.judging.cli.agreement_main(argv)``."""
+    from ir_incomplete.judging.cli import agreement_main as main
+
+    return main(list(argv))
+
+
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "measures": measures_main,
     "robustness": robustness_main,
+    "pool": pool_main,
+    "agreement": agreement_main,
 }
 
 
