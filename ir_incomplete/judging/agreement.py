@@ -36,7 +36,7 @@ def _labels(a: np.ndarray, b: np.ndarray, labels: Sequence[Any] | None) -> np.nd
         raise ValueError(f"labels={list(labels)!r} lists a label twice")
     unknown = np.setdiff1d(observed, scale)
     if len(unknown):
-        raise ValueError(f"grade {unknown[0]!r} is not among labels={list(labels)!r}")
+        raise ValueError(f"grade {unknown[0].item()!r} is not among labels={list(labels)!r}")
     return np.sort(scale)
 
 
