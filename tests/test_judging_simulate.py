@@ -157,3 +157,38 @@ def test_covid_depth_pooling_tau_as_measured(covid):
     curve = simulate(covid["runs"], covid["complete"], DepthPool(), 4081, [2256, 4081])
     got = curve.set_index(["judgments", "measure"])["tau"].round(3).to_dict()
     assert got == {(2256, "AP"): 0.819, (2256, "nDCG@10"): 0.868, (4081, "AP"): 0.848, (4081, "nDCG@10"): 0.910}
+
+
+# ---------------------------------------------------------------------------------------------------
+# the example writes its figure into the current folder or --out, never into the checkout
+# ---------------------------------------------------------------------------------------------------
+def test_example_writes_to_the_current_folder_or_out(tmp_path, data, monkeypatch, capsys):
+    import gzip
+    import importlib.util
+    from pathlib import Path
+
+    pytest.importorskip("matplotlib")
+    root = Path(__file__).resolve().parents[1]
+    runs, oracle = data
+    folder = tmp_path / "covid"
+    (folder / "runs").mkdir(parents=True)
+    for name, run in runs.items():
+        with gzip.open(folder / "runs" / f"{name}.gz", "wt") as handle:
+            handle.writelines(
+                f"{q} Q0 {d} {i} {s} {name}\n" for i, (q, d, s) in enumerate(run.itertuples(index=False), start=1)
+            )
+    with gzip.open(folder / "qrels.complete-topics1-30.txt.gz", "wt") as handle:
+        handle.writelines(f"{q} 0 {d} {r}\n" for q, d, r in oracle.itertuples(index=False))
+    spec = importlib.util.spec_from_file_location("judging_covid", root / "examples" / "judging_covid.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    args = ["--data", str(folder), "--budget", "60", "--step", "30"]
+    assert example.main(args) == 0
+    out = capsys.readouterr().out
+    assert (cwd / "judging_covid.png").stat().st_size > 1000
+    assert "depth 1" in out and "MoveToFront" in out and "saved judging_covid.png" in out
+    assert example.main([*args, "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "judging_covid.png").is_file()
