@@ -111,6 +111,13 @@ def test_pool_leaves_out_judged_pairs_and_counts_new_judgments(runs):
     assert depth == [("1", "d2"), ("1", "d5"), ("2", "e1"), ("2", "e2")]
 
 
+def test_budget_pool_counts_new_judgments_per_topic(runs):
+    judged = pd.DataFrame({"query_id": ["1"], "doc_id": ["d1"], "relevance": [0]})
+    # topic 1 without d1: d2, d5, d4, ...; topic 2 unchanged: e1, e3
+    got = _pairs(pool(runs, "budget", budget=2, qrels=judged))
+    assert got == [("1", "d2"), ("1", "d5"), ("2", "e1"), ("2", "e3")]
+
+
 def test_pooled_but_unjudged_entries_stay_in_the_pool(runs):
     marked = pd.DataFrame({"query_id": ["1"], "doc_id": ["d1"], "relevance": [-1]})
     assert ("1", "d1") in _pairs(pool(runs, "depth", depth=1, qrels=marked))

@@ -145,7 +145,8 @@ def agreement(
 
     With ``runs`` (anything :func:`ir_incomplete.evaluate` accepts, at least 2 runs), every run is scored
     with each measure (default ``nDCG@10`` and ``AP``) on each whole judgment set, over the queries both
-    sets judge, and the two leaderboards (per-run means; A is the reference) are compared:
+    sets judge (a query a run does not answer scores 0 there, as trec_eval ``-c``), and the two
+    leaderboards (per-run means; A is the reference) are compared:
     ``tau[m]`` (Kendall τ-b), ``tau_ap[m]``, ``spearman[m]`` and ``rmse[m]`` for each measure m.
 
     Returns a ``pandas.Series`` of floats; ``attrs["confusion"]`` holds the confusion matrix (rows: A's
