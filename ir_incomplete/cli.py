@@ -26,6 +26,8 @@ Subcommands::
     ir_incomplete robustness ...                       judgment-degradation experiments
     ir_incomplete compare ...                          significance tests against a baseline or between
                                                        all pairs of runs (ir_incomplete.report)
+    ir_incomplete pool --runs DIR --method depth ...   pools and stratified samples (ir_incomplete.judging)
+    ir_incomplete agreement A B [--runs DIR]           agreement of two judgment sets
 
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
 unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
@@ -52,6 +54,8 @@ __all__ = [
     "measures_main",
     "robustness_main",
     "compare_main",
+    "pool_main",
+    "agreement_main",
     "SUBCOMMANDS",
     "split_measure_args",
 ]
@@ -208,6 +212,10 @@ subcommands:
   ir_incomplete compare ...
                         runs against a baseline or pair by pair, with significance tests, as a
                         markdown, LaTeX or TSV table (see 'ir_incomplete compare --help')
+  ir_incomplete pool --runs DIR --method depth --depth 10
+                        a pool or a stratified sample (see 'ir_incomplete pool --help')
+  ir_incomplete agreement A B [--runs DIR]
+                        agreement of two judgment sets (kappa, alpha, leaderboard tau)
 """
 
 _EPILOG = """\
@@ -226,6 +234,7 @@ def _evaluation_parser() -> _Parser:
         prog=PROG,
         usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n"
         f"       {PROG} {{measures,robustness,compare}} ...",
+        f"       {PROG} {{measures,robustness,pool,agreement}} ...",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -653,10 +662,26 @@ def compare_main(argv: Sequence[str]) -> int:
     return report_main(list(argv))
 
 
+def pool_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.judging.cli.pool_main(argv)``."""
+    from ir_incomplete.judging.cli import pool_main as main
+
+    return main(list(argv))
+
+
+def agreement_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.judging.cli.agreement_main(argv)``."""
+    from ir_incomplete.judging.cli import agreement_main as main
+
+    return main(list(argv))
+
+
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "measures": measures_main,
     "robustness": robustness_main,
     "compare": compare_main,
+    "pool": pool_main,
+    "agreement": agreement_main,
 }
 
 

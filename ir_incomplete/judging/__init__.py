@@ -1,0 +1,57 @@
+"""Judgment sets: build pools and samples, replay judging methods, measure judge agreement.
+
+* pools (:mod:`~ir_incomplete.judging.pools`): :func:`pool` (``depth``, ``budget``, ``rrf``, ``rbp``) and
+  the same methods plus the adaptive :class:`MoveToFront` and :class:`MaxMeanBandit` as strategies
+  (:class:`~ir_incomplete.judging.strategy.Strategy`: ``start``, ``next_batch``, ``update``);
+* samples (:mod:`~ir_incomplete.judging.sampling`): :func:`stratified_sample` and :func:`to_prels`, the
+  sampled qrels that ``xinfAP``, ``infNDCG`` and ``iP`` read;
+* simulation (:mod:`~ir_incomplete.judging.simulate`): :func:`simulate` replays any strategy against an
+  oracle qrels (judgments spent → τ, τ_AP, RMSE), :func:`plot_simulation` draws the curves;
+* agreement (:mod:`~ir_incomplete.judging.agreement`): :func:`agreement` of two judgment sets (Cohen's κ,
+  Krippendorff's α, confusion matrix, leaderboard τ);
+* the ``ir_incomplete pool`` and ``ir_incomplete agreement`` command lines (:mod:`~ir_incomplete.judging.cli`).
+"""
+
+from ir_incomplete.judging._candidates import Candidates
+from ir_incomplete.judging.agreement import agreement, cohen_kappa, krippendorff_alpha
+from ir_incomplete.judging.pools import (
+    ADAPTIVE_METHODS,
+    POOL_METHODS,
+    BudgetPool,
+    DepthPool,
+    MaxMeanBandit,
+    MoveToFront,
+    RBPPool,
+    RRFPool,
+    make_strategy,
+    pool,
+    read_pool,
+    write_pool,
+)
+from ir_incomplete.judging.sampling import stratified_sample, to_prels
+from ir_incomplete.judging.simulate import plot_simulation, simulate
+from ir_incomplete.judging.strategy import Strategy
+
+__all__ = [
+    "Candidates",
+    "Strategy",
+    "POOL_METHODS",
+    "ADAPTIVE_METHODS",
+    "pool",
+    "DepthPool",
+    "BudgetPool",
+    "RRFPool",
+    "RBPPool",
+    "MoveToFront",
+    "MaxMeanBandit",
+    "make_strategy",
+    "read_pool",
+    "write_pool",
+    "stratified_sample",
+    "to_prels",
+    "simulate",
+    "plot_simulation",
+    "agreement",
+    "cohen_kappa",
+    "krippendorff_alpha",
+]

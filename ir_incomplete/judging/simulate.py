@@ -1,0 +1,310 @@
+"""Replay a judging method against an oracle qrels and measure how fast the system ranking converges.
+
+:func:`simulate` asks a strategy for batches of documents, takes their grades from the oracle (a
+document the oracle does not judge counts as not relevant, grade 0; each document handed out costs one
+judgment) and, after each batch, scores every run with the judgments acquired so far. The curve
+compares these scores with the scores on the whole oracle: Kendall's τ, τ_AP and the RMS error
+(:mod:`ir_incomplete.robustness` statistics). :func:`plot_simulation` draws the curves.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ir_incomplete.judging._candidates import Candidates, _judgment_frame, check_budget, is_empty_qrels
+
+__all__ = ["simulate", "plot_simulation", "DEFAULT_MEASURES", "CURVE_STATISTICS"]
+
+DEFAULT_MEASURES = ("AP", "nDCG@10")
+#: the statistics of each point of the curve
+CURVE_STATISTICS = ("tau", "tau_ap", "rmse")
+
+
+def _read_runs(runs: Any) -> dict[str, pd.DataFrame]:
+    """``{name: run frame}``: files read once, so that strategies and evaluation share them."""
+    from ir_incomplete.api import as_run_mapping
+    from ir_incomplete.data import run_columns
+
+    out = {}
+    for name, run in as_run_mapping(runs).items():
+        q, d, s = run_columns(run)
+        out[name] = pd.DataFrame(
+            {"query_id": pd.Series(q, dtype=object).astype(str), "doc_id": pd.Series(d, dtype=object), "score": s}
+        )
+    if len(out) < 2:
+        raise ValueError(f"simulate compares system rankings: give at least 2 runs (got {len(out)})")
+    return out
+
+
+def _resolve(strategy: Any) -> Any:
+    from ir_incomplete.judging.pools import make_strategy
+
+    if isinstance(strategy, str):
+        return make_strategy(strategy)
+    for method in ("start", "next_batch", "update"):
+        if not callable(getattr(strategy, method, None)):
+            raise TypeError(
+                f"strategy {strategy!r} has no {method}() method; give a Strategy (start/next_batch/update) or a "
+                f"method name (depth, budget, rrf, rbp, movetofront, bandit, judge_next)"
+            )
+    return strategy
+
+
+def _checkpoints(budget: int, step: int | Sequence[int]) -> list[int]:
+    if isinstance(step, (int, np.integer)) and not isinstance(step, (bool, np.bool_)):
+        size = check_budget(step, "step")
+        points = list(range(size, budget, size)) + [budget]
+        return points
+    if isinstance(step, (str, bytes)) or not hasattr(step, "__iter__"):
+        raise ValueError(
+            f"step={step!r} is not valid; expected an integer >= 1 or an increasing list of judgment counts"
+        )
+    points = [check_budget(s, "step") for s in step]
+    if not points:
+        raise ValueError("step is an empty list; give judgment counts such as [500, 1000, 2000]")
+    if any(b <= a for a, b in zip(points, points[1:], strict=False)):
+        raise ValueError(f"step={list(step)!r} must be strictly increasing judgment counts")
+    if points[-1] > budget:
+        raise ValueError(f"step lists {points[-1]} judgments, more than budget={budget}")
+    return points
+
+
+def _oracle_grades(oracle: pd.DataFrame) -> pd.Series:
+    frame = oracle[oracle["relevance"] >= 0]
+    index = pd.MultiIndex.from_arrays([frame["query_id"].astype(str), frame["doc_id"].astype(str)])
+    return pd.Series(frame["relevance"].to_numpy(dtype=np.int64), index=index)
+
+
+def simulate(
+    runs: Any,
+    oracle_qrels: Any,
+    strategy: Any,
+    budget: int,
+    step: int | Sequence[int],
+    start: Any = None,
+    measures: Sequence[Any] = DEFAULT_MEASURES,
+    *,
+    score_precision: str = "float32",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Replay ``strategy`` against ``oracle_qrels``: judgments spent → τ, τ_AP, RMSE of every measure.
+
+    Parameters
+    ----------
+    runs
+        Anything :func:`ir_incomplete.evaluate` accepts (at least 2 runs). Files are read once.
+    oracle_qrels
+        The complete judgments (any qrels form). A document the oracle does not judge (absent, or a
+        negative grade) counts as not relevant, grade 0. The oracle must judge every query the runs
+        answer (``ValueError`` naming the missing ones); oracle queries no run answers are ignored.
+    strategy
+        A :class:`~ir_incomplete.judging.strategy.Strategy` object, or a method name: ``"depth"``,
+        ``"budget"``, ``"rrf"``, ``"rbp"``, ``"movetofront"``, ``"bandit"`` (default options) or
+        ``"judge_next"`` (:mod:`ir_incomplete.judging.judge_next`, when installed).
+    budget
+        Judgments to spend (an integer ≥ 1); the simulation stops earlier when the strategy has nothing
+        more to hand out.
+    step
+        Judgments per round (an integer: a point of the curve after every ``step`` judgments and at
+        ``budget``), or the increasing judgment counts at which to measure (each round spends up to the
+        next count: e.g. the sizes of depth-k pools).
+    start
+        Judgments made before the simulation (any qrels form, graded as given, not taken from the
+        oracle); they do not count as spent. ``None``: start from nothing.
+    measures
+        Measures to score the runs with (default ``AP`` and ``nDCG@10``; any measure
+        :func:`ir_incomplete.evaluate` computes).
+
+    Returns
+    -------
+    DataFrame, one row per (point, measure): ``judgments`` (spent so far), ``judged`` (judgments known,
+    with ``start``), ``measure``, ``tau`` (Kendall τ-b), ``tau_ap`` (τ_AP of the estimate against the
+    oracle's ranking), ``rmse`` (of the per-run means), ``relevant`` (relevant documents found, grade ≥ 1)
+    and ``seconds`` (the strategy's time so far, excluding scoring). The scores are the mean over the
+    queries the runs answer; a query without any judgment yet scores the measure's default value for no
+    relevant document (0). ``attrs``: ``strategy`` (its name), ``reference`` (the oracle's per-run
+    means, a runs × measures DataFrame), ``budget``.
+    """
+    from ir_incomplete.api import as_measures, evaluate
+    from ir_incomplete.data import prepare_runs
+    from ir_incomplete.robustness.compare import kendall_tau, rmse, tau_ap
+
+    budget = check_budget(budget)
+    points = _checkpoints(budget, step)
+    strategy = _resolve(strategy)
+    measure_objs = as_measures(list(measures) if not isinstance(measures, str) else [measures])
+    names = [repr(m) for m in measure_objs]
+    run_map = _read_runs(runs)
+    oracle = _judgment_frame(oracle_qrels, "oracle_qrels")
+    topics = pd.unique(np.concatenate([f["query_id"].to_numpy(dtype=object) for f in run_map.values()]))
+    oracle_topics = set(oracle.loc[oracle["relevance"] >= 0, "query_id"])
+    missing = [q for q in topics if q not in oracle_topics]
+    if missing:
+        raise ValueError(
+            f"the oracle qrels judge no document for {len(missing)} quer{'y' if len(missing) == 1 else 'ies'} the "
+            f"runs answer (first: {', '.join(map(repr, missing[:5]))}); every answered query needs the oracle's "
+            f"judgments (restrict the runs to the oracle's queries first)"
+        )
+    oracle = oracle[oracle["query_id"].isin(set(topics))].reset_index(drop=True)
+    grades = _oracle_grades(oracle)
+    prepared = prepare_runs(run_map, score_precision)
+    run_names = list(run_map)
+    topic_index = pd.Index(topics)
+
+    def means(qrels: pd.DataFrame) -> pd.DataFrame:
+        frame = evaluate(prepared, qrels, measure_objs, per_query=True, score_precision=score_precision)
+        frame = frame[frame["query_id"].astype(str).isin(topic_index)]
+        wide = frame.pivot_table(index=["measure", "run"], columns="query_id", values="value", aggfunc="first")
+        wide = wide.reindex(columns=topic_index, fill_value=0.0).fillna(0.0)
+        out = wide.mean(axis=1).unstack("measure")
+        return out.reindex(index=run_names, columns=names, fill_value=0.0)
+
+    reference = means(oracle)
+    start_frame = None if is_empty_qrels(start) else _judgment_frame(start, "start")
+    candidates = Candidates(run_map, score_precision)
+    t0 = time.perf_counter()
+    state = strategy.start(candidates if _takes_candidates(strategy) else run_map, start_frame)
+    elapsed = time.perf_counter() - t0
+    acquired: list[pd.DataFrame] = [] if start_frame is None else [start_frame[start_frame["relevance"] >= 0]]
+    n_start = 0 if start_frame is None else int((start_frame["relevance"] >= 0).sum())
+    spent, found = 0, 0
+    rows = []
+    bar = _progress(len(points), progress, getattr(strategy, "name", type(strategy).__name__))
+    for point in points:
+        exhausted = False
+        while spent < point:
+            t0 = time.perf_counter()
+            batch = strategy.next_batch(state, point - spent)
+            elapsed += time.perf_counter() - t0
+            if len(batch) == 0:
+                exhausted = True
+                break
+            if len(batch) > point - spent:
+                raise ValueError(f"strategy {strategy!r} returned {len(batch)} pairs when asked for {point - spent}")
+            keys = pd.MultiIndex.from_arrays([batch["query_id"].astype(str), batch["doc_id"].astype(str)])
+            rel = grades.reindex(keys).fillna(0).to_numpy(dtype=np.int64)
+            judged = pd.DataFrame(
+                {
+                    "query_id": batch["query_id"].astype(str).to_numpy(dtype=object),
+                    "doc_id": batch["doc_id"].astype(str).to_numpy(dtype=object),
+                    "relevance": rel,
+                }
+            )
+            t0 = time.perf_counter()
+            strategy.update(state, judged)
+            elapsed += time.perf_counter() - t0
+            acquired.append(judged)
+            spent += len(judged)
+            found += int((rel >= 1).sum())
+        if acquired:
+            qrels = pd.concat(acquired, ignore_index=True)
+            if qrels.duplicated(["query_id", "doc_id"]).any():
+                raise ValueError(f"strategy {strategy!r} handed out a (query, document) pair twice")
+            estimate = means(qrels)
+        else:
+            estimate = pd.DataFrame(0.0, index=run_names, columns=names)
+        for name in names:
+            ref, est = reference[name], estimate[name]
+            rows.append(
+                {
+                    "judgments": spent,
+                    "judged": spent + n_start,
+                    "measure": name,
+                    "tau": kendall_tau(ref, est),
+                    "tau_ap": tau_ap(ref, est),
+                    "rmse": rmse(ref, est),
+                    "relevant": found,
+                    "seconds": elapsed,
+                }
+            )
+        if bar is not None:
+            bar.update(1)
+        if exhausted:
+            break
+    if bar is not None:
+        bar.close()
+    curve = pd.DataFrame(rows)
+    curve.attrs.update(
+        {"strategy": getattr(strategy, "name", type(strategy).__name__), "reference": reference, "budget": budget}
+    )
+    return curve
+
+
+def _takes_candidates(strategy: Any) -> bool:
+    from ir_incomplete.judging.pools import _ArmPool, _StaticPool
+
+    return isinstance(strategy, (_ArmPool, _StaticPool))
+
+
+def _progress(total: int, enabled: bool, name: str):
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is optional
+        return None
+    return tqdm(total=total, desc=f"simulate {name}", unit="round")
+
+
+def plot_simulation(
+    curves: pd.DataFrame | dict[str, pd.DataFrame],
+    statistic: str = "tau",
+    *,
+    measures: Sequence[str] | None = None,
+    path: str | os.PathLike | None = None,
+    ax: Any = None,
+    targets: Sequence[float] = (),
+):
+    """Plot simulation curves: judgments spent (x) against ``statistic`` (``"tau"``, ``"tau_ap"`` or
+    ``"rmse"``), one panel per measure, one line per strategy.
+
+    ``curves``: one :func:`simulate` result, ``{label: result}``, or a DataFrame with a ``strategy``
+    column. ``targets``: horizontal reference lines (e.g. ``(0.9,)``). ``path``: save the figure there.
+    Draws on a new ``matplotlib.figure.Figure`` (no pyplot state) or on the given axes (one per
+    measure); returns the ``Figure``.
+    """
+    from matplotlib.figure import Figure
+
+    if statistic not in CURVE_STATISTICS:
+        raise ValueError(f"statistic={statistic!r} is not valid; choices: {', '.join(CURVE_STATISTICS)}")
+    if isinstance(curves, pd.DataFrame):
+        if "strategy" in curves.columns:
+            curves = {str(k): v for k, v in curves.groupby("strategy", sort=False)}
+        else:
+            curves = {str(curves.attrs.get("strategy", "strategy")): curves}
+    if not curves:
+        raise ValueError("no curves to plot")
+    all_measures = list(dict.fromkeys(m for c in curves.values() for m in c["measure"]))
+    chosen = list(measures) if measures is not None else all_measures
+    unknown = [m for m in chosen if m not in all_measures]
+    if unknown:
+        raise ValueError(f"no curve for measure {unknown[0]!r}; measures: {', '.join(all_measures)}")
+    if ax is None:
+        fig = Figure(figsize=(5.2 * len(chosen), 3.8), layout="constrained")
+        axes = fig.subplots(1, len(chosen), squeeze=False)[0]
+    else:
+        axes = np.atleast_1d(ax)
+        fig = axes[0].get_figure()
+        if len(axes) != len(chosen):
+            raise ValueError(f"ax holds {len(axes)} axes for {len(chosen)} measures")
+    labels = {"tau": "Kendall τ", "tau_ap": "τ_AP", "rmse": "RMSE"}
+    for axis, measure in zip(axes, chosen, strict=True):
+        for label, curve in curves.items():
+            part = curve[curve["measure"] == measure]
+            axis.plot(part["judgments"], part[statistic], marker=".", label=label)
+        for target in targets:
+            axis.axhline(target, color="grey", linewidth=0.8, linestyle="--")
+        axis.set_title(measure)
+        axis.set_xlabel("judgments")
+        axis.set_ylabel(labels[statistic])
+        axis.grid(alpha=0.3)
+    axes[0].legend(fontsize="small")
+    if path is not None:
+        fig.savefig(path, dpi=120)
+    return fig
