@@ -18,6 +18,7 @@ Subcommands::
 
     ir_incomplete measures [--format text|markdown]   every measure, its parameters and defaults
     ir_incomplete robustness ...                       judgment-degradation experiments
+    ir_incomplete judge-next ...                       the (query, document) pairs to judge next
 
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
 unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
@@ -605,6 +606,7 @@ def robustness_main(argv: Sequence[str]) -> int:
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "measures": measures_main,
     "robustness": robustness_main,
+    "judge-next": lambda argv: __import__("ir_incomplete.judging.judge_next", fromlist=["main"]).main(argv),
 }
 
 
