@@ -1,15 +1,22 @@
-"""The shared contract of adaptive judging methods: ``state = start(runs, qrels)``, then rounds of
-``batch = next_batch(state, n)``, judge the batch, ``update(state, judgments)``."""
+"""The contract of judging methods: start, ask for the next batch, report the judgments.
+
+Every method of :mod:`ir_incomplete.judging` (static pools and adaptive ones) has this form, so that
+:func:`ir_incomplete.judging.simulate` can replay any of them against an oracle qrels.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    import pandas as pd
+import pandas as pd
+
+__all__ = ["Strategy"]
 
 
 class Strategy(Protocol):
+    """A judging method that works in rounds: ``state = start(runs, qrels)``, ``batch = next_batch(state,
+    n)``, then ``update(state, judgments)``."""
+
     name: str
 
     # runs: anything evaluate() accepts; qrels may be None/empty
