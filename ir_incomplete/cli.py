@@ -28,6 +28,7 @@ Subcommands::
                                                        all pairs of runs (ir_incomplete.report)
     ir_incomplete pool --runs DIR --method depth ...   pools and stratified samples (ir_incomplete.judging)
     ir_incomplete agreement A B [--runs DIR]           agreement of two judgment sets
+    ir_incomplete judge-next ...                       the (query, document) pairs to judge next
 
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
 unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
@@ -56,6 +57,7 @@ __all__ = [
     "compare_main",
     "pool_main",
     "agreement_main",
+    "judge_next_main",
     "SUBCOMMANDS",
     "split_measure_args",
 ]
@@ -233,8 +235,7 @@ def _evaluation_parser() -> _Parser:
     parser = _Parser(
         prog=PROG,
         usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n"
-        f"       {PROG} {{measures,robustness,compare}} ...",
-        f"       {PROG} {{measures,robustness,pool,agreement}} ...",
+        f"       {PROG} {{measures,robustness,compare,pool,agreement,judge-next}} ...",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -676,12 +677,20 @@ def agreement_main(argv: Sequence[str]) -> int:
     return main(list(argv))
 
 
+def judge_next_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.judging.judge_next.main(argv)``."""
+    from ir_incomplete.judging.judge_next import main as judge_main
+
+    return judge_main(list(argv))
+
+
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "measures": measures_main,
     "robustness": robustness_main,
     "compare": compare_main,
     "pool": pool_main,
     "agreement": agreement_main,
+    "judge-next": judge_next_main,
 }
 
 

@@ -9,11 +9,14 @@
   oracle qrels (judgments spent → τ, τ_AP, RMSE), :func:`plot_simulation` draws the curves;
 * agreement (:mod:`~ir_incomplete.judging.agreement`): :func:`agreement` of two judgment sets (Cohen's κ,
   Krippendorff's α, confusion matrix, leaderboard τ);
-* the ``ir_incomplete pool`` and ``ir_incomplete agreement`` command lines (:mod:`~ir_incomplete.judging.cli`).
+* judge next (:mod:`~ir_incomplete.judging.judge_next`): :func:`judge_next` and the :class:`JudgeNext`
+  strategy choose the unjudged pairs whose judgments most change the measure differences between runs;
+* the ``ir_incomplete pool``, ``agreement`` and ``judge-next`` command lines.
 """
 
 from ir_incomplete.judging._candidates import Candidates
 from ir_incomplete.judging.agreement import agreement, cohen_kappa, krippendorff_alpha
+from ir_incomplete.judging.judge_next import JudgeNext, judge_next
 from ir_incomplete.judging.pools import (
     ADAPTIVE_METHODS,
     POOL_METHODS,
@@ -54,4 +57,6 @@ __all__ = [
     "agreement",
     "cohen_kappa",
     "krippendorff_alpha",
+    "judge_next",
+    "JudgeNext",
 ]
