@@ -18,6 +18,7 @@ Subcommands::
 
     ir_incomplete measures [--format text|markdown]   every measure, its parameters and defaults
     ir_incomplete robustness ...                       judgment-degradation experiments
+    ir_incomplete ppi QRELS PREDICTIONS RUN... MEASURE...  prediction-powered estimates and intervals
 
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
 unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
@@ -189,6 +190,8 @@ subcommands:
                         list every ir_incomplete measure with its parameters, defaults and a description
   ir_incomplete robustness ...
                         judgment-degradation experiments (see 'ir_incomplete robustness --help')
+  ir_incomplete ppi QRELS PREDICTIONS RUN... MEASURE...
+                        prediction-powered estimates and intervals (see 'ir_incomplete ppi --help')
 """
 
 _EPILOG = """\
@@ -203,7 +206,9 @@ a subcommand can be given as ./measures.
 def _evaluation_parser() -> _Parser:
     parser = _Parser(
         prog=PROG,
-        usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n       {PROG} {{measures,robustness}} ...",
+        usage=(
+            f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n       {PROG} {{measures,robustness,ppi}} ..."
+        ),
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -602,9 +607,17 @@ def robustness_main(argv: Sequence[str]) -> int:
     return module.main(list(argv))
 
 
+def ppi_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.ppi_cli.main(argv)``."""
+    from ir_incomplete.ppi_cli import main as ppi_cli_main
+
+    return ppi_cli_main(list(argv))
+
+
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "measures": measures_main,
     "robustness": robustness_main,
+    "ppi": ppi_main,
 }
 
 
