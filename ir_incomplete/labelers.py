@@ -55,7 +55,7 @@ def _confusion(confusion) -> np.ndarray:
     if len(bad):
         h, p = bad[0]
         raise ValueError(
-            f"confusion[{h}][{p}] = {matrix[h, p]!r} is not a probability (finite and >= 0); row {h} is "
+            f"confusion[{h}][{p}] = {float(matrix[h, p])!r} is not a probability (finite and >= 0); row {h} is "
             f"P(predicted grade | human grade {h})"
         )
     sums = matrix.sum(axis=1)
@@ -63,7 +63,7 @@ def _confusion(confusion) -> np.ndarray:
     if len(off):
         h = int(off[0])
         raise ValueError(
-            f"row {h} of the confusion matrix sums to {sums[h]!r}, not 1: row h is the distribution of the "
+            f"row {h} of the confusion matrix sums to {float(sums[h])!r}, not 1: row h is the distribution of the "
             f"predicted grade of a document with human grade {h}"
         )
     return matrix
