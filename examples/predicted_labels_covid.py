@@ -322,7 +322,11 @@ def draw(figure_data, plain, names, topics, target, path: Path) -> None:
         ax.set_yticklabels([names[j] for j in best], fontsize=6)
         ax.set_xlabel(m + (" (log scale: plain is far off)" if m.startswith("AP") else ""))
         if m.startswith("AP"):
+            from matplotlib.ticker import NullFormatter
+
             ax.set_xscale("log")
+            ax.set_xticks([0.02, 0.05, 0.1, 0.2], labels=["0.02", "0.05", "0.1", "0.2"])
+            ax.xaxis.set_minor_formatter(NullFormatter())
         ax.grid(axis="x", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     fig.suptitle("TREC-COVID round 1, simulated labeler (kappa about 0.42): 25 best runs", fontsize=9)
