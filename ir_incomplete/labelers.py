@@ -234,7 +234,8 @@ def cohen_kappa(a: Any, b: Any, labels: Any = None, weights: str | None = None) 
 def expected_kappa(confusion: Any, human_distribution: Any) -> float:
     """The unweighted Cohen's κ of a labeler with this confusion matrix on documents whose human grades
     follow ``human_distribution`` (proportions of grades ``0 .. G-1``; normalised to sum 1): with
-    ``J = diag(p)·C`` the joint distribution, κ = (Σ diag J − Σ_g J_g·· J_·g) / (1 − Σ_g J_g·· J_·g).
+    ``J = diag(p)·C`` the joint distribution, ``κ = (Σ_g J[g,g] − e) / (1 − e)`` with
+    ``e = Σ_g (Σ_j J[g,j])·(Σ_i J[i,g])``, the agreement expected by chance.
     The κ of :func:`simulate_labels` converges to it as the number of documents grows."""
     matrix = _confusion(confusion)
     p = np.asarray(human_distribution, dtype=np.float64)

@@ -330,8 +330,9 @@ def ppi_evaluate(
 
     Returns
     -------
-    DataFrame, one row per (run, measure) in the order given: ``run, measure, value, lo, hi, lam,
-    n_labelled, n_unlabelled``. ``measure`` is the measure's string, as in :func:`ir_incomplete.evaluate`.
+    DataFrame, one row per (run, measure) in the order given, with the columns of :data:`PPI_COLUMNS`
+    (``run``, ``measure``, ``value``, ``lo``, ``hi``, ``lam``, ``n_labelled``, ``n_unlabelled``).
+    ``measure`` is the measure's string, as in :func:`ir_incomplete.evaluate`.
     A query that a run does not answer counts with the measure's default (0), on both judgments.
     """
     from ir_incomplete.api import as_measures, as_run_mapping, evaluate
