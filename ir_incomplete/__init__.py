@@ -45,6 +45,7 @@ from ir_incomplete.measures import (  # noqa: E402
     subAP,
     xGAP,
 )
+from ir_incomplete.ppi import ppi_evaluate  # noqa: E402
 from ir_incomplete.provider import IncompleteProvider  # noqa: E402
 from ir_incomplete.report import compare, format_report  # noqa: E402
 
@@ -72,6 +73,7 @@ __all__ = [
     "bootstrap_ndcg",
     "add_bootstrap_intervals",
     "BootstrapResult",
+    "ppi_evaluate",
     "InfAP",
     "infAP",
     "IndAP",

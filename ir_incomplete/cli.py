@@ -29,6 +29,7 @@ Subcommands::
     ir_incomplete pool --runs DIR --method depth ...   pools and stratified samples (ir_incomplete.judging)
     ir_incomplete agreement A B [--runs DIR]           agreement of two judgment sets
     ir_incomplete judge-next ...                       the (query, document) pairs to judge next
+    ir_incomplete ppi QRELS PREDICTIONS RUN... MEASURE...  prediction-powered estimates and intervals
 
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
 unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
@@ -218,6 +219,8 @@ subcommands:
                         a pool or a stratified sample (see 'ir_incomplete pool --help')
   ir_incomplete agreement A B [--runs DIR]
                         agreement of two judgment sets (kappa, alpha, leaderboard tau)
+  ir_incomplete ppi QRELS PREDICTIONS RUN... MEASURE...
+                        prediction-powered estimates and intervals (see 'ir_incomplete ppi --help')
 """
 
 _EPILOG = """\
@@ -235,7 +238,7 @@ def _evaluation_parser() -> _Parser:
     parser = _Parser(
         prog=PROG,
         usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n"
-        f"       {PROG} {{measures,robustness,compare,pool,agreement,judge-next}} ...",
+        f"       {PROG} {{measures,robustness,compare,pool,agreement,judge-next,ppi}} ...",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -684,6 +687,13 @@ def judge_next_main(argv: Sequence[str]) -> int:
     return judge_main(list(argv))
 
 
+def ppi_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.ppi_cli.main(argv)``."""
+    from ir_incomplete.ppi_cli import main as ppi_cli_main
+
+    return ppi_cli_main(list(argv))
+
+
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "measures": measures_main,
     "robustness": robustness_main,
@@ -691,6 +701,7 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "pool": pool_main,
     "agreement": agreement_main,
     "judge-next": judge_next_main,
+    "ppi": ppi_main,
 }
 
 

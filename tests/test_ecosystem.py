@@ -409,6 +409,10 @@ EXAMPLES = {
         lambda data: ["--data", str(data / "robust04"), "--repeats", "2", "--n-jobs", "1", "--no-progress"],
         "robust04_sampling.png",
     ),
+    "predicted_labels_covid.py": (
+        lambda data: [str(data), "--repeats", "2", "--labelled", "3"],
+        "predicted_labels_covid.png",
+    ),
 }
 
 

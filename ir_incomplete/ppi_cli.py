@@ -1,0 +1,161 @@
+"""``ir_incomplete ppi``: prediction-powered estimates and intervals from the command line.
+
+::
+
+    ir_incomplete ppi QRELS PREDICTIONS RUN [RUN ...] MEASURE [MEASURE ...]
+                      [--alpha 0.1] [--power-tuning] [--labelled-queries Q1,Q2,...]
+                      [-p PLACES] [-o tsv|jsonl] [--negative ...] [--score-precision ...]
+
+``QRELS``: the human judgments (they define the truth on the labelled queries: by default every query
+they judge); ``PREDICTIONS``: predicted grades in the TREC qrels format (``query_id 0 doc_id grade``),
+scored on every query. Runs and measures as in the evaluation command. One line per run and measure:
+``run, measure, value, lo, hi, lam, n_labelled, n_unlabelled`` (tsv with a header line, or jsonl); see
+:func:`ir_incomplete.ppi.ppi_evaluate`. Errors and exit codes as the evaluation command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+
+from ir_incomplete.cli import (
+    _INPUT_ERRORS,
+    DEFAULT_PLACES,
+    EXIT_DATA,
+    OUTPUT_FORMATS,
+    PROG,
+    CliError,
+    _as_cli_error,
+    _collect_runs,
+    _Exit,
+    _one_line,
+    _parse_measures,
+    _Parser,
+    _read,
+    _report,
+    _write,
+)
+from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
+
+__all__ = ["main"]
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog=f"{PROG} ppi",
+        usage=f"{PROG} ppi [options] QRELS PREDICTIONS RUN [RUN ...] MEASURE [MEASURE ...]",
+        description="Prediction-powered inference (Angelopoulos et al., Science 2023; PPI++ with "
+        "--power-tuning): each run's mean measure estimated from human judgments on the labelled queries "
+        "and predicted grades on every query, with a 1-alpha confidence interval.",
+        epilog="Output: run, measure, value, lo, hi, lam, n_labelled, n_unlabelled (tsv with a header "
+        "line, or jsonl). Exit codes: 0 success; 2 usage or data error; 1 output not written.",
+    )
+    parser.add_argument("qrels", metavar="QRELS", help="human judgments (TREC qrels; .gz allowed)")
+    parser.add_argument("predictions", metavar="PREDICTIONS", help="predicted grades, in the TREC qrels format")
+    parser.add_argument(
+        "items", nargs="+", metavar="RUN... MEASURE", help="run files or directories of run files, then measure strings"
+    )
+    parser.add_argument("--alpha", type=float, default=0.1, help="error level: 1-alpha intervals (default 0.1)")
+    parser.add_argument(
+        "--power-tuning", dest="power_tuning", action="store_true", help="tune lambda (PPI++) instead of lambda=1"
+    )
+    parser.add_argument(
+        "--labelled-queries",
+        dest="labelled",
+        default=None,
+        metavar="Q1,Q2,...",
+        help="comma-separated labelled query ids (default: every query of QRELS)",
+    )
+    parser.add_argument(
+        "-p", "--places", type=int, default=DEFAULT_PLACES, help="decimal places of tsv output (default 4; -1: full)"
+    )
+    parser.add_argument("-o", "--output_format", choices=OUTPUT_FORMATS, default="tsv", help="output format")
+    parser.add_argument(
+        "--negative", choices=NEGATIVE_POLICIES, default="pooled_unjudged", help="meaning of negative QRELS grades"
+    )
+    parser.add_argument(
+        "--score-precision", dest="score_precision", choices=SCORE_PRECISIONS, default="float32", help="run scores"
+    )
+    return parser
+
+
+def _lines(table, args) -> list[str]:
+    columns = list(table.columns)
+    records = table.to_dict("records")
+    if args.output_format == "jsonl":
+        return [json.dumps({c: (r[c].item() if hasattr(r[c], "item") else r[c]) for c in columns}) for r in records]
+    spec = "" if args.places == -1 else f".{args.places}f"
+    out = ["\t".join(columns)]
+    for record in records:
+        cells = []
+        for c in columns:
+            value = record[c]
+            cells.append(format(float(value), spec) if isinstance(value, float) else str(value))
+        out.append("\t".join(cells))
+    return out
+
+
+def _run(args) -> list[str]:
+    from ir_incomplete.data import read_trec_qrels, read_trec_run
+    from ir_incomplete.ppi import ppi_evaluate
+
+    if args.places < -1:
+        raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
+    for path, what in ((args.qrels, "qrels"), (args.predictions, "predictions")):
+        if not os.path.exists(path):
+            raise CliError(f"{what} file {path!r} does not exist")
+        if os.path.isdir(path):
+            raise CliError(f"{what} {path!r} is a directory, not a file")
+    items = list(args.items)
+    n_runs = 0
+    while n_runs < len(items) and os.path.exists(items[n_runs]):
+        n_runs += 1
+    if n_runs == 0:
+        raise CliError(f"run file {items[0]!r} does not exist (give QRELS PREDICTIONS RUN [RUN ...] MEASURE ...)")
+    if n_runs == len(items):
+        raise CliError("no measures given after the runs (e.g. 'nDCG@10' 'AP@100')")
+    measures = _parse_measures(items[n_runs:])
+    run_files = _collect_runs(items[:n_runs])
+    labelled = None
+    if args.labelled is not None:
+        labelled = [q.strip() for q in args.labelled.split(",") if q.strip()]
+    qrels = _read(read_trec_qrels, args.qrels, "qrels")
+    predictions = _read(read_trec_qrels, args.predictions, "predictions")
+    runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
+    try:
+        table = ppi_evaluate(
+            runs,
+            qrels,
+            predictions,
+            measures,
+            labelled_queries=labelled,
+            alpha=args.alpha,
+            power_tuning=args.power_tuning,
+            negative=args.negative,
+            score_precision=args.score_precision,
+        )
+    except (ValueError, TypeError) as exc:
+        raise CliError(_one_line(exc), EXIT_DATA) from None
+    return _lines(table, args)
+
+
+def main(argv: Sequence[str]) -> int:
+    """``ir_incomplete ppi ...``; returns the exit code."""
+    parser = _parser()
+    try:
+        args = parser.parse_intermixed_args(list(argv))
+        lines = _run(args)
+    except _Exit as done:
+        return done.status
+    except CliError as error:
+        return _report(error)
+    except _INPUT_ERRORS as exc:
+        return _report(_as_cli_error(exc))
+    return _write(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
