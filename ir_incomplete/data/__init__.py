@@ -7,12 +7,13 @@ counts per grade). Runs — one or many at once — become a :class:`RankedLists
 Codes (``int32``):
 
 * ``g >= 0``           judged, with grade ``g``
-* ``POOLED_UNJUDGED``  in the qrels with a negative grade (trec_eval's "pooled but unjudged", spec D1)
+* ``POOLED_UNJUDGED``  in the qrels with a negative grade (trec_eval's "pooled but unjudged": infAP's −1 marks)
 * ``UNPOOLED``         not in the qrels of that topic
 * ``PAD``              past the end of the ranking
 
-Ranking order (spec §1.3, D19): score descending, compared as single-precision floats by default (what
-trec_eval 9.x, pytrec_eval and ir_measures do), ties broken by document id descending, byte-wise.
+Ranking order, as trec_eval's: score descending, compared as single-precision floats by default (what
+trec_eval 9.x, pytrec_eval and ir_measures do; trec_eval 10 compares doubles:
+``score_precision="float64"``), ties broken by document id descending, byte-wise.
 A document twice in one ranking is an error that names it.
 
 Everything here is vectorized: document ids are hashed once; runs already in ranking order (as TREC

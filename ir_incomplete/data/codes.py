@@ -3,7 +3,7 @@
 Codes (``int32``) of a ranked document against the qrels of its topic:
 
 * ``g >= 0``           judged, with grade ``g``
-* ``POOLED_UNJUDGED``  in the qrels with a negative grade (trec_eval's "pooled but unjudged", spec D1)
+* ``POOLED_UNJUDGED``  in the qrels with a negative grade (trec_eval's "pooled but unjudged": infAP's −1 marks)
 * ``UNPOOLED``         not in the qrels of that topic
 * ``PAD``              past the end of the ranking
 """
