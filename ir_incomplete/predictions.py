@@ -196,7 +196,7 @@ class Predictions:
                     row = int(np.flatnonzero(bad)[0])
                     raise PredictionError(
                         f"predictions row {row} (query {frame['query_id'].iloc[row]!r}, doc "
-                        f"{frame['doc_id'].iloc[row]!r}): {column}={frame[column].iloc[row]!r} is not a "
+                        f"{frame['doc_id'].iloc[row]!r}): {column}={_plain(frame[column].iloc[row])!r} is not a "
                         f"probability in [0, 1]"
                     )
                 probs[:, i] = values
@@ -217,8 +217,8 @@ class Predictions:
                 row = int(np.flatnonzero(bad)[0])
                 raise PredictionError(
                     f"predictions row {row} (query {frame['query_id'].iloc[row]!r}, doc "
-                    f"{frame['doc_id'].iloc[row]!r}): predicted grade {raw.iloc[row]!r} is unknown; {valid}, so a "
-                    f"predicted grade must be an integer in 0..{top}"
+                    f"{frame['doc_id'].iloc[row]!r}): predicted grade {_plain(raw.iloc[row])!r} is unknown; "
+                    f"{valid}, so a predicted grade must be an integer in 0..{top}"
                 )
             if not prob_columns:
                 probs = np.zeros((n, levels), dtype=np.float64)
@@ -292,6 +292,11 @@ class Predictions:
         ``π_d = Σ_ℓ P(ℓ | d) · P_q(· | ℓ)``."""
         table = self.calibrate(min_count, alpha)[0]
         return np.einsum("nl,nlh->nh", self.dist, table[self.topic])
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds (messages read ``3``, not ``np.int64(3)``)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _check_calibration(min_count, alpha) -> None:

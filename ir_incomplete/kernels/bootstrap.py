@@ -12,8 +12,9 @@ those grades. The measures below therefore take
 With nothing drawn (``counts`` = the qrels' grade counts, ``grades`` = the judged grades) each
 definition is the plain measure of :mod:`ir_incomplete.kernels.reference` (trec_eval conventions:
 unjudged and negative grades count as nonrelevant with gain 0; R = documents with grade ≥ rel).
-Sums run in rank order or as a matrix-vector product, so values agree with the reference kernels to
-rounding (1e-12), not bit for bit.
+Each row is summed on its own (``sum`` along the row, never a matrix product whose rounding depends on
+how many rows are in the batch), so a replicate's value does not depend on the batch it is computed in;
+values agree with the reference kernels to rounding (1e-12), not bit for bit.
 
 The sampler (:func:`bootstrap_replicates`) keeps the random-number layout of ``BootNDCG``: the uniforms
 of topic t form a ``[rank × replicate]`` array (``draws``), the unjudged document at rank i uses row i,
@@ -81,7 +82,7 @@ def average_precision(grades: np.ndarray, counts: np.ndarray, rel: int = 1) -> n
     documents at ranks ≤ i and R = ``relevant_count(counts, rel)`` (R = 0 → 0)."""
     relevant = grades >= rel
     hits = np.cumsum(relevant, axis=1, dtype=np.float64)
-    sums = np.where(relevant, hits, 0.0) @ (1.0 / _ranks(grades.shape[1]))
+    sums = np.where(relevant, hits / _ranks(grades.shape[1]), 0.0).sum(axis=1)
     return _safe_divide(sums, relevant_count(counts, rel))
 
 
@@ -94,7 +95,7 @@ def precision(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
 def rbp(grades: np.ndarray, p: float, rel: int = 1) -> np.ndarray:
     """RBP (Moffat & Zobel 2008, binary): ``(1 − p) Σ_i p^{i−1} [g_i ≥ rel]`` over the given ranks."""
     weights = (1.0 - p) * p ** np.arange(grades.shape[1], dtype=np.float64)
-    return (grades >= rel).astype(np.float64) @ weights
+    return np.where(grades >= rel, weights, 0.0).sum(axis=1)
 
 
 def ideal_cumulative_gain(counts: np.ndarray, depth: int, gains: np.ndarray | None = None) -> np.ndarray:
@@ -140,7 +141,7 @@ def q_measure(grades: np.ndarray, counts: np.ndarray, beta: float = 1.0, limit: 
 def dcg(grades: np.ndarray, gains: np.ndarray) -> np.ndarray:
     """``Σ_i gains[g_i] / log2(i + 1)`` per row (``gains`` one per grade, ``gains[0] = 0``)."""
     disc = 1.0 / np.log2(_ranks(grades.shape[1]) + 1.0)
-    return gains[grades] @ disc
+    return (gains[grades] * disc).sum(axis=1)
 
 
 def ideal_dcg(counts: np.ndarray, cutoff: int | None, gains: np.ndarray) -> np.ndarray:
