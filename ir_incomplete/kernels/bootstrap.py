@@ -4,16 +4,19 @@ Pure numpy. A *replicate* completes the judgments: every unjudged document the b
 grade drawn from a prior, and the plain measure is computed on the run against the human qrels plus
 those grades. The measures below therefore take
 
-* ``grades``: ``[n × k]`` integer grade of each ranked position (judged grade, drawn grade, or 0 for a
-  nonrelevant or missing document), one row per (ranking, replicate);
-* ``counts``: ``[n × L]`` number of documents of each grade ``0 .. L−1`` that the completed judgments
-  hold for the row's topic (human judgments plus drawn grades), from which R and the ideal rankings come.
+* ``grades``: ``[n × k × w]`` integer grade of each ranked position (judged grade, drawn grade, or 0 for
+  a nonrelevant or missing document) of n rankings in w replicates;
+* ``counts``: ``[n × w × L]`` number of documents of each grade ``0 .. L−1`` that the completed
+  judgments hold for the ranking's topic (human judgments plus drawn grades), from which R and the
+  ideal rankings come;
+
+and return ``[n × w]`` values (:func:`plain` applies one to a single completion per ranking).
 
 With nothing drawn (``counts`` = the qrels' grade counts, ``grades`` = the judged grades) each
 definition is the plain measure of :mod:`ir_incomplete.kernels.reference` (trec_eval conventions:
 unjudged and negative grades count as nonrelevant with gain 0; R = documents with grade ≥ rel).
-Each row is summed on its own (``sum`` along the row, never a matrix product whose rounding depends on
-how many rows are in the batch), so a replicate's value does not depend on the batch it is computed in;
+Sums run along the rank axis in rank order (never a matrix product, whose rounding depends on how many
+rows are in the batch), so a replicate's value does not depend on the batch it is computed in;
 values agree with the reference kernels to rounding (1e-12), not bit for bit.
 
 The sampler (:func:`bootstrap_replicates`) keeps the random-number layout of ``BootNDCG``: the uniforms
@@ -43,12 +46,13 @@ __all__ = [
     "ideal_dcg",
     "ndcg",
     "dense_grades",
+    "plain",
     "bootstrap_replicates",
     "BATCH_CELLS",
 ]
 
 #: grade cells (rankings × replicates × positions) held at once by the sampler
-BATCH_CELLS = 1 << 22
+BATCH_CELLS = 1 << 20
 
 
 def _ranks(k: int) -> np.ndarray:
@@ -64,8 +68,8 @@ def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 
 
 def relevant_count(counts: np.ndarray, rel: int = 1) -> np.ndarray:
-    """R per row: documents with grade ≥ ``rel`` in ``counts``."""
-    return counts[:, int(rel) :].sum(axis=1)
+    """R per (row, replicate): documents with grade ≥ ``rel`` in ``counts`` (``[n × w × L]``)."""
+    return counts[..., int(rel) :].sum(axis=-1)
 
 
 def dense_grades(codes: np.ndarray, dtype=None) -> np.ndarray:
@@ -74,16 +78,48 @@ def dense_grades(codes: np.ndarray, dtype=None) -> np.ndarray:
     return grades if dtype is None else grades.astype(dtype)
 
 
+def _along(vector: np.ndarray) -> np.ndarray:
+    """A per-rank vector shaped to broadcast along the rank axis of ``[n × k × w]``."""
+    return vector[None, :, None]
+
+
+def _sum_ranks(values: np.ndarray) -> np.ndarray:
+    """``Σ_i values[:, i, :]`` added one rank at a time, in rank order: the same arithmetic whatever the
+    number of rows and replicates in the batch (numpy's own reduction switches to pairwise summation
+    when the rank axis is the contiguous one)."""
+    out = np.zeros((values.shape[0], values.shape[2]), dtype=np.float64)
+    for i in range(values.shape[1]):
+        out += values[:, i, :]
+    return out
+
+
+def _cumsum_ranks(values: np.ndarray) -> np.ndarray:
+    """Running sums along the rank axis of ``[n × k × w]`` (float64), one rank at a time (numpy's cumsum
+    along a non-contiguous axis is several times slower)."""
+    out = np.empty(values.shape, dtype=np.float64)
+    if values.shape[1]:
+        out[:, 0, :] = values[:, 0, :]
+    for i in range(1, values.shape[1]):
+        np.add(out[:, i - 1, :], values[:, i, :], out=out[:, i, :])
+    return out
+
+
+def plain(definition, grades: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``definition`` on one completion per row: ``grades [n × k]``, ``counts [n × L]`` → ``[n]``."""
+    return definition(grades[:, :, None], counts[:, None, :])[:, 0]
+
+
 # ---------------------------------------------------------------------------------------------------
-# measures on completed grade matrices
+# measures on completed grade matrices: grades [n × k × w] (w replicates), counts [n × w × L] -> [n × w]
 # ---------------------------------------------------------------------------------------------------
 def average_precision(grades: np.ndarray, counts: np.ndarray, rel: int = 1) -> np.ndarray:
     """AP@k (trec_eval ``map``/``map_cut``): ``(1/R) Σ_{i ≤ k, g_i ≥ rel} C(i)/i`` with C(i) the relevant
     documents at ranks ≤ i and R = ``relevant_count(counts, rel)`` (R = 0 → 0)."""
     relevant = grades >= rel
-    hits = np.cumsum(relevant, axis=1, dtype=np.float64)
-    sums = np.where(relevant, hits / _ranks(grades.shape[1]), 0.0).sum(axis=1)
-    return _safe_divide(sums, relevant_count(counts, rel))
+    terms = _cumsum_ranks(relevant)
+    terms *= _along(1.0 / _ranks(grades.shape[1]))
+    terms *= relevant
+    return _safe_divide(_sum_ranks(terms), relevant_count(counts, rel))
 
 
 def precision(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
@@ -95,24 +131,20 @@ def precision(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
 def rbp(grades: np.ndarray, p: float, rel: int = 1) -> np.ndarray:
     """RBP (Moffat & Zobel 2008, binary): ``(1 − p) Σ_i p^{i−1} [g_i ≥ rel]`` over the given ranks."""
     weights = (1.0 - p) * p ** np.arange(grades.shape[1], dtype=np.float64)
-    return np.where(grades >= rel, weights, 0.0).sum(axis=1)
+    return _sum_ranks(np.where(grades >= rel, _along(weights), 0.0))
 
 
-def ideal_cumulative_gain(counts: np.ndarray, depth: int, gains: np.ndarray | None = None) -> np.ndarray:
-    """``cg*(r)`` for ranks ``r = 1 .. depth``: cumulative gain of the ideal ranking, every document of
-    grade ≥ 1 sorted by gain descending (gain = grade unless ``gains`` is given, one per grade)."""
-    counts = np.asarray(counts)
-    n, levels = counts.shape
-    gains = np.arange(levels, dtype=np.float64) if gains is None else np.asarray(gains, dtype=np.float64)
-    out = np.zeros((n, int(depth)), dtype=np.float64)
-    ranks = _ranks(depth)[None, :]
-    above = np.zeros(n, dtype=np.float64)
-    present = [g for g in range(levels - 1, 0, -1) if gains[g] > 0 and counts[:, g].any()]
-    for g in sorted(present, key=lambda lv: -gains[lv]):
-        size = counts[:, g].astype(np.float64)
-        taken = np.clip(ranks - above[:, None], 0.0, size[:, None])
-        out += gains[g] * taken
-        above = above + size
+def ideal_cumulative_gain(counts: np.ndarray, depth: int) -> np.ndarray:
+    """``cg*(r)`` for ranks ``r = 1 .. depth`` (``[n × depth × w]``): cumulative gain (gain = grade) of the
+    ideal ranking, every document of grade ≥ 1 sorted by grade descending. The ideal document at rank r
+    has grade ``Σ_{g ≥ 1} [r ≤ A_g]`` (A_g = documents of grade ≥ g), so ``cg*(r) = Σ_{g ≥ 1} min(r, A_g)``."""
+    levels = counts.shape[-1]
+    at_least = np.cumsum(counts[..., ::-1], axis=-1)[..., ::-1]  # [n × w × L]: documents of grade >= g
+    ranks = _along(_ranks(depth))
+    out = np.zeros((counts.shape[0], int(depth), counts.shape[1]), dtype=np.float64)
+    for g in range(1, levels):
+        if at_least[..., g].any():
+            out += np.minimum(ranks, at_least[:, None, :, g])
     return out
 
 
@@ -127,39 +159,46 @@ def q_measure(grades: np.ndarray, counts: np.ndarray, beta: float = 1.0, limit: 
     """
     k = grades.shape[1]
     relevant = grades >= 1
-    hits = np.cumsum(relevant, axis=1, dtype=np.float64)
-    gain = np.cumsum(grades, axis=1, dtype=np.float64)
+    ratio = _cumsum_ranks(grades)
+    if beta != 1.0:
+        ratio *= beta
+    ratio += _cumsum_ranks(relevant)
     ideal = ideal_cumulative_gain(counts, k)
-    ratio = (hits + beta * gain) / (_ranks(k)[None, :] + beta * ideal)
-    sums = np.where(relevant, ratio, 0.0).sum(axis=1)
+    if beta != 1.0:
+        ideal *= beta
+    ideal += _along(_ranks(k))
+    ratio /= ideal
+    ratio *= relevant
     total = relevant_count(counts, 1)
     if limit is not None:
         total = np.minimum(total, int(limit))
-    return _safe_divide(sums, total)
+    return _safe_divide(_sum_ranks(ratio), total)
 
 
 def dcg(grades: np.ndarray, gains: np.ndarray) -> np.ndarray:
-    """``Σ_i gains[g_i] / log2(i + 1)`` per row (``gains`` one per grade, ``gains[0] = 0``)."""
+    """``Σ_i gains[g_i] / log2(i + 1)`` (``gains`` one per grade, ``gains[0] = 0``)."""
     disc = 1.0 / np.log2(_ranks(grades.shape[1]) + 1.0)
-    return (gains[grades] * disc).sum(axis=1)
+    values = gains[grades]
+    values *= _along(disc)
+    return _sum_ranks(values)
 
 
 def ideal_dcg(counts: np.ndarray, cutoff: int | None, gains: np.ndarray) -> np.ndarray:
-    """IDCG per row from grade counts: every document of grade ≥ 1, highest gain first, the first
+    """IDCG from grade counts (``[... × L]``): every document of grade ≥ 1, highest gain first, the first
     ``cutoff`` ranks (all when ``None``), each at ``1/log2(rank + 1)``."""
     counts = np.asarray(counts, dtype=np.int64)
-    n, levels = counts.shape
+    levels = counts.shape[-1]
     order = sorted((g for g in range(1, levels) if gains[g] > 0), key=lambda lv: -gains[lv])
-    depth = int(counts[:, order].sum(axis=1).max()) if order and n else 0
+    depth = int(counts[..., order].sum(axis=-1).max()) if order and counts.size else 0
     if cutoff is not None:
         depth = min(depth, int(cutoff))
     prefix = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(_ranks(depth) + 1.0))))
-    out = np.zeros(n, dtype=np.float64)
-    above = np.zeros(n, dtype=np.int64)
+    out = np.zeros(counts.shape[:-1], dtype=np.float64)
+    above = np.zeros(counts.shape[:-1], dtype=np.int64)
     for g in order:
-        stop = np.minimum(above + counts[:, g], depth)
+        stop = np.minimum(above + counts[..., g], depth)
         out += gains[g] * (prefix[stop] - prefix[np.minimum(above, depth)])
-        above = above + counts[:, g]
+        above = above + counts[..., g]
     return out
 
 
@@ -171,7 +210,9 @@ def ndcg(grades: np.ndarray, counts: np.ndarray, gains: np.ndarray, cutoff: int 
 # ---------------------------------------------------------------------------------------------------
 # the sampler
 # ---------------------------------------------------------------------------------------------------
-Definition = Callable[[np.ndarray, np.ndarray], np.ndarray]
+#: ``f(grades [n × k × w], counts [n × w × L]) -> [n × w]``; a definition with ``uses_counts = False``
+#: (P, RBP) receives ``counts=None``
+Definition = Callable[[np.ndarray, Any], np.ndarray]
 
 
 def bootstrap_replicates(
@@ -246,29 +287,32 @@ def bootstrap_replicates(
 
 
 def _replicate_batch(setup, part, stream, pred_grades, pred_counts, topic, definition, dtype) -> np.ndarray:
-    """Replicates (columns of ``stream``/``pred_grades``) of the rankings ``part`` of one topic."""
+    """Replicates (columns of ``stream``/``pred_grades``) of the rankings ``part`` of one topic: grades are
+    laid out ``[ranking × rank × replicate]`` so that each drawn position is one contiguous write."""
     judged = setup["grades"][part]
     n, k = judged.shape
     width = stream.shape[1] if stream is not None else pred_grades.shape[1] if pred_grades is not None else 1
     levels = setup["cdf"].shape[1]
-    grades = np.empty((n, width, k), dtype=dtype)
-    grades[:] = judged[:, None, :].astype(dtype)
-    counts = np.empty((n, width, levels), dtype=np.int64)
-    counts[:] = setup["topic_counts"][topic][None, None, :]
-    if pred_counts is not None:
-        counts += pred_counts[None, :, :]
+    grades = np.empty((n, k, width), dtype=dtype)
+    grades[:] = judged[:, :, None]
+    counts = None
+    if getattr(definition, "uses_counts", True):  # P and RBP never look at R or the ideal ranking
+        counts = np.empty((n, width, levels), dtype=np.int64)
+        counts[:] = setup["topic_counts"][topic][None, None, :]
+        if pred_counts is not None:
+            counts += pred_counts[None, :, :]
     cell_row, cell_col = np.nonzero(setup["draw"][part])
     if len(cell_row) and stream is not None:
         drawn = inverse_cdf(stream[cell_col], setup["cdf"][part[cell_row]])
-        grades[cell_row, :, cell_col] = drawn
-        starts = np.flatnonzero(np.concatenate(([True], cell_row[1:] != cell_row[:-1])))
-        owners = cell_row[starts]
-        for lv in range(1, levels):
-            counts[owners, :, lv] += np.add.reduceat((drawn == lv).astype(np.int64), starts, axis=0)
+        grades[cell_row, cell_col] = drawn
+        if counts is not None:
+            starts = np.flatnonzero(np.concatenate(([True], cell_row[1:] != cell_row[:-1])))
+            owners = cell_row[starts]
+            for lv in range(1, levels):
+                counts[owners, :, lv] += np.add.reduceat(drawn == lv, starts, axis=0, dtype=np.int64)
     if pred_grades is not None:
         index = setup["predicted"][part]
         p_row, p_col = np.nonzero(index >= 0)
         if len(p_row):
-            grades[p_row, :, p_col] = pred_grades[index[p_row, p_col] - setup["pred_start"][topic]]
-    values = definition(grades.reshape(n * width, k), counts.reshape(n * width, levels))
-    return values.reshape(n, width)
+            grades[p_row, p_col] = pred_grades[index[p_row, p_col] - setup["pred_start"][topic]]
+    return definition(grades, counts)

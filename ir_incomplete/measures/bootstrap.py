@@ -168,7 +168,7 @@ class BootstrapMeasure(IncompleteMeasure):
     def plain(self, setup: dict[str, Any]) -> np.ndarray:
         """The measure on the human judgments alone (unjudged covered documents nonrelevant), per row."""
         counts = setup["topic_counts"][setup["topic"]]
-        return self.definition(setup)(setup["grades"], counts)
+        return kernels.plain(self.definition(setup), setup["grades"], counts)
 
     # -- replicates and their summaries ----------------------------------------------------------------------
     def replicates(self, ranked, qrels, _setup: dict | None = None, predictions: Any = None) -> np.ndarray:
@@ -273,7 +273,12 @@ class BootstrappedP(BootstrapMeasure):
 
     def definition(self, setup):
         rel, k = self.get("rel"), self.get("cutoff")
-        return lambda grades, counts: kernels.precision(grades, k, rel)
+
+        def p_at_k(grades, counts):
+            return kernels.precision(grades, k, rel)
+
+        p_at_k.uses_counts = False  # type: ignore[attr-defined]
+        return p_at_k
 
 
 class BootstrappedRBP(BootstrapMeasure):
@@ -302,7 +307,12 @@ class BootstrappedRBP(BootstrapMeasure):
 
     def definition(self, setup):
         p, rel = self.get("p"), self.get("rel")
-        return lambda grades, counts: kernels.rbp(grades, p, rel)
+
+        def rank_biased(grades, counts):
+            return kernels.rbp(grades, p, rel)
+
+        rank_biased.uses_counts = False  # type: ignore[attr-defined]
+        return rank_biased
 
 
 _BETA = Param(float, default=1.0, minimum=0, desc="beta of the blended ratio (0 gives AP; large beta weighs gain)")
@@ -387,7 +397,7 @@ class QMeasure(IncompleteMeasure):
             codes = codes[:, :cutoff]
         counts = ranked.per_topic(qrels.grade_counts)
         q = _q_definition(self.get("beta"), self.get("norm"), cutoff)
-        return q(kernels.dense_grades(codes), counts)
+        return kernels.plain(q, kernels.dense_grades(codes), counts)
 
 
 BootAP = BootstrappedAP()
