@@ -332,3 +332,70 @@ def test_bootstrap_ndcg_accepts_predictions():
     assert out.summary["mode"].iloc[0] == pytest.approx(1.0)
     assert out.summary["naive_lower"].iloc[0] == pytest.approx(1 / np.log2(3) / (1 + 1 / np.log2(3)))
     assert repr(out.measure) == "BootNDCG(prior=predicted,b=10,min_count=0)@2"
+
+
+def test_pivot_shows_evaluate_intervals():
+    from ir_incomplete import pivot
+
+    runs, qrels = fixture()
+    table = evaluate(runs, qrels, ["BootAP(b=100)@10", "AP@10"], per_query=False, interval=0.9)
+    view = pivot(table, decimals=2)
+    row = table[(table["run"] == "run0") & (table["measure"] == "BootAP(b=100)@10")].iloc[0]
+    assert view.loc["run0", "BootAP(b=100)@10"] == f"{row['value']:.2f} [{row['lo']:.2f}, {row['hi']:.2f}]"
+    assert view.loc["run0", "AP@10"] == f"{table.loc[1, 'value']:.2f}"
+    with pytest.raises(ValueError, match="per_query=False"):
+        pivot(evaluate(runs, qrels, ["BootAP(b=100)@10"], interval=0.9))
+
+
+def _write_trec(tmp_path, runs, qrels):
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.itertuples(index=False)))
+    paths = []
+    for name, frame in runs.items():
+        path = tmp_path / name
+        path.write_text("".join(f"{q} Q0 {d} 0 {s!r} x\n" for q, d, s in frame.itertuples(index=False)))
+        paths.append(str(path))
+    return str(qrels_path), paths
+
+
+def test_command_line_interval_and_predictions(tmp_path, capsys):
+    import json
+
+    from ir_incomplete.cli import main
+
+    runs, qrels = fixture()
+    qrels_path, paths = _write_trec(tmp_path, runs, qrels)
+    measure = "BootAP(b=50)@10"
+    assert main([qrels_path, *paths, measure, "AP@10", "--interval", "0.9", "-p", "-1"]) == 0
+    lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    table = evaluate(runs, qrels, [measure, "AP@10"], per_query=False, interval=0.9)
+    assert len(lines) == len(table)
+    for (run, name, value, lo, hi), row in zip(lines, table.itertuples(index=False), strict=True):
+        assert (run, name) == (row.run, row.measure)
+        assert float(value) == row.value
+        if name == measure:
+            assert (float(lo), float(hi)) == (row.lo, row.hi)
+        else:
+            assert lo == hi == ""
+    assert main([qrels_path, paths[0], measure, "-q", "-o", "jsonl", "--interval", "0.8"]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    per_query = evaluate({"run0": runs["run0"]}, qrels, [measure], interval=0.8)
+    assert [r["lo"] for r in records[:-1]] == per_query["lo"].tolist()
+    assert records[-1]["query_id"] == "all" and records[-1]["lo"] is not None
+    # predictions from a file with a header line; a run without any is refused with exit code 2
+    predictions = tmp_path / "pred.tsv"
+    predictions.write_text("query_id\tdoc_id\trelevance\n" + "".join(f"q0\tzz{i}\t1\n" for i in range(40)))
+    assert main([qrels_path, paths[0], "BootP(prior=predicted,b=20)@5", "--predictions", str(predictions)]) == 2
+    assert "prediction for none" in capsys.readouterr().err
+    full = tmp_path / "full.tsv"
+    full.write_text(
+        "query_id\tdoc_id\trelevance\n" + "".join(f"q{t}\td{i}\t{i % 2}\n" for t in range(7) for i in range(40))
+    )
+    assert main([qrels_path, paths[0], "BootP(prior=predicted,b=20)@5", "--predictions", str(full)]) == 0
+    out = capsys.readouterr().out.split("\t")
+    expected = evaluate(
+        {"run0": runs["run0"]}, qrels, ["BootP(prior=predicted,b=20)@5"], per_query=False, predictions=str(full)
+    )
+    assert out[1].strip() == f"{expected['value'].iloc[0]:.4f}"
+    assert main([qrels_path, paths[0], measure, "--interval", "1.5"]) == 2
+    assert "--interval" in capsys.readouterr().err

@@ -6,9 +6,9 @@ those grades. The measures below therefore take
 
 * ``grades``: ``[n × k × w]`` integer grade of each ranked position (judged grade, drawn grade, or 0 for
   a nonrelevant or missing document) of n rankings in w replicates;
-* ``counts``: ``[n × w × L]`` number of documents of each grade ``0 .. L−1`` that the completed
+* ``counts``: ``[n × w × L]`` number of documents of each grade ``1 .. L−1`` that the completed
   judgments hold for the ranking's topic (human judgments plus drawn grades), from which R and the
-  ideal rankings come;
+  ideal rankings come (column 0, never read, holds only the judged grade-0 documents);
 
 and return ``[n × w]`` values (:func:`plain` applies one to a single completion per ranking).
 
@@ -142,9 +142,11 @@ def ideal_cumulative_gain(counts: np.ndarray, depth: int) -> np.ndarray:
     at_least = np.cumsum(counts[..., ::-1], axis=-1)[..., ::-1]  # [n × w × L]: documents of grade >= g
     ranks = _along(_ranks(depth))
     out = np.zeros((counts.shape[0], int(depth), counts.shape[1]), dtype=np.float64)
+    part = np.empty_like(out)
     for g in range(1, levels):
         if at_least[..., g].any():
-            out += np.minimum(ranks, at_least[:, None, :, g])
+            np.minimum(ranks, at_least[:, None, :, g], out=part)
+            out += part
     return out
 
 
@@ -278,7 +280,11 @@ def bootstrap_replicates(
                 base = int(pred_start[topic])
                 uniforms = predicted_draws(topic, n_pred, *span)
                 pred_grades = inverse_cdf(uniforms, setup["pred_cdf"][base : base + n_pred])
-                pred_counts = np.stack([(pred_grades == lv).sum(axis=0) for lv in range(levels)], axis=1)
+                # level 0 is never read (R and the ideal rankings count grades >= 1): left at 0
+                pred_counts = np.zeros((pred_grades.shape[1], levels), dtype=np.int64)
+                if getattr(definition, "uses_counts", True):
+                    for lv in range(1, levels):
+                        pred_counts[:, lv] = (pred_grades == lv).sum(axis=0)
             for sub in range(0, len(members), step):
                 part = members[sub : sub + step]
                 values = _replicate_batch(setup, part, stream, pred_grades, pred_counts, topic, definition, dtype)
