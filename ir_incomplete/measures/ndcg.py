@@ -279,6 +279,15 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
       topic's value depends on which other topics are evaluated with it);
     * ``pool+run`` (default): the average of the two floored distributions.
 
+    * ``predicted``: predicted grades of an automatic labeler, calibrated on the judged documents
+      (:mod:`ir_incomplete.predictions`; parameters ``min_count``, ``alpha``; pass them as
+      ``evaluate(..., predictions=...)``). Then a replicate *completes the judgments* instead of drawing
+      from the reservoir: every predicted unjudged document of the topic (retrieved or not) draws a grade
+      from its calibrated prior, unjudged top-k documents without a prediction from the pool+run prior,
+      and the replicate is nDCG@k with the ideal DCG of the human plus drawn grades
+      (:class:`ir_incomplete.measures.bootstrap.BootstrapMeasure` describes that sampler and its random
+      streams). Not combinable with ``compat=ecir23``.
+
     Levels: 0 .. the highest judged grade of the topic (``pool_scope=collection``: of the qrels) —
     decision D12. When no top-k document is judged the run prior is undefined and the pool prior is
     used instead (D13). The reference code's "P" and "R" labels are swapped (D11); the names here
