@@ -12,7 +12,12 @@ front doors: :mod:`ir_incomplete.grammar`, :mod:`ir_incomplete.cli`, :func:`eval
 __version__ = "0.1.0"
 
 from ir_incomplete.api import evaluate  # noqa: E402
-from ir_incomplete.bootstrap import BootstrapResult, add_bootstrap_intervals, bootstrap_ndcg  # noqa: E402
+from ir_incomplete.bootstrap import (  # noqa: E402
+    BootstrapResult,
+    add_bootstrap_intervals,
+    bootstrap_measure,
+    bootstrap_ndcg,
+)
 from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run  # noqa: E402
 from ir_incomplete.display import pivot, plot_intervals  # noqa: E402
 from ir_incomplete.grammar import MeasureSyntaxError, parse  # noqa: E402
@@ -45,7 +50,9 @@ from ir_incomplete.measures import (  # noqa: E402
     subAP,
     xGAP,
 )
+from ir_incomplete.measures.bootstrap import BootAP, BootP, BootQ, BootRBP, Q  # noqa: E402
 from ir_incomplete.ppi import ppi_evaluate  # noqa: E402
+from ir_incomplete.predictions import calibration  # noqa: E402
 from ir_incomplete.provider import IncompleteProvider  # noqa: E402
 from ir_incomplete.report import compare, format_report  # noqa: E402
 
@@ -71,6 +78,8 @@ __all__ = [
     "read_trec_run",
     "Param",
     "bootstrap_ndcg",
+    "bootstrap_measure",
+    "calibration",
     "add_bootstrap_intervals",
     "BootstrapResult",
     "ppi_evaluate",
@@ -97,4 +106,9 @@ __all__ = [
     "NaiveUpperNDCG",
     "BootNDCG",
     "NDCGUpper",
+    "Q",
+    "BootAP",
+    "BootP",
+    "BootRBP",
+    "BootQ",
 ]

@@ -184,6 +184,8 @@ def evaluate(
     score_precision: str = "float32",
     topics: str = "qrels",
     chunk_rows: int | None = DEFAULT_CHUNK_ROWS,
+    predictions: Any = None,
+    interval: float | None = None,
 ) -> pd.DataFrame:
     """Evaluate one or many runs with many measures, converting the qrels once.
 
@@ -220,19 +222,61 @@ def evaluate(
         at most this many run rows (retrieved documents) in all, or one run when a single run is larger.
         Peak memory grows with this number, not with the number of runs; the results do not depend on
         it. Default 2,000,000 (about 0.2 GB of working memory); ``None``: all runs at once.
+    predictions
+        Predicted grades for the bootstrapped measures with ``prior=predicted`` (``BootAP``, ``BootNDCG``,
+        …): a qrels-like DataFrame, dict of dicts or file (``query_id, doc_id, relevance``, optional
+        ``p0, p1, …`` probability columns; :mod:`ir_incomplete.predictions`). Validated once; other
+        measures ignore them.
+    interval
+        A central interval (e.g. ``0.9``) for every bootstrapped measure: columns ``lo`` and ``hi`` are
+        added. Per query they are the percentiles ``50·(1−interval)`` and ``100 − 50·(1−interval)`` of the
+        query's b replicates; aggregated (``per_query=False``) the same percentiles of the b replicate
+        means over the averaged queries (as :func:`ir_incomplete.add_bootstrap_intervals`; with
+        ``topics="qrels"`` an unanswered query counts with every replicate 0). NaN for other measures.
 
     Returns
     -------
     DataFrame with columns ``run, query_id, measure, value`` (``run, measure, value`` when
-    ``per_query=False``). As in ``ir_measures``, every query of the qrels is reported; a query a run
-    does not answer gets the measure's default (0).
+    ``per_query=False``), plus ``lo, hi`` with ``interval``. As in ``ir_measures``, every query of the
+    qrels is reported; a query a run does not answer gets the measure's default (0).
 
     Measures that report more than one number per query add columns after ``value``, one per field
     they declare in ``EXTRA_COLUMNS`` (see :mod:`ir_incomplete.measures.base`), NaN on the rows of the
     other measures: ``RBPResidual`` adds ``residual`` and ``upper`` (a query the run does not answer:
     value 0, residual 1, upper 1). With ``per_query=False`` they are aggregated like ``value``: the
-    mean over the queries. Without such measures the columns are exactly those above.
+    mean over the queries. Without such measures (and without ``interval``) the columns are exactly
+    ``run, query_id, measure, value``.
     """
+    result, bounds = _evaluate_with_intervals(
+        runs, qrels, measures, negative, score_precision, topics, chunk_rows, predictions, interval
+    )
+    if not per_query:
+        result = _aggregate(result, as_measures(measures))
+        if interval is not None:
+            keys = list(zip(result["run"], result["measure"], strict=True))
+            result["lo"] = [bounds.get(key, (np.nan, np.nan))[0] for key in keys]
+            result["hi"] = [bounds.get(key, (np.nan, np.nan))[1] for key in keys]
+    return result
+
+
+def _evaluate_with_intervals(
+    runs: Any,
+    qrels: Any,
+    measures: Any,
+    negative: str,
+    score_precision: str,
+    topics: str,
+    chunk_rows: int | None,
+    predictions: Any,
+    interval: float | None,
+) -> tuple[pd.DataFrame, dict[tuple[str, str], tuple[float, float]]]:
+    """:func:`evaluate` per query (with ``lo``/``hi`` when ``interval`` is given) and the aggregated
+    interval ``{(run, measure): (lo, hi)}`` of each bootstrapped measure."""
+    from ir_incomplete.bootstrap import interval_percentiles, is_bootstrapped, replicate_intervals
+    from ir_incomplete.predictions import Predictions
+
+    if interval is not None:
+        interval_percentiles(interval)  # refuse a bad interval before any work
     if topics not in TOPIC_SETS:
         raise ValueError(f"topics={topics!r} is not valid; choices: {', '.join(TOPIC_SETS)}")
     measures = as_measures(measures)
@@ -253,15 +297,23 @@ def evaluate(
         run_map = as_run_mapping(runs)
         names = list(run_map)
     judged = Qrels.from_any(qrels, negative=negative)
+    pred = None if predictions is None else Predictions.from_any(predictions, judged)
     frames = []
     ours = [(m, as_incomplete(m)) for m in measures if computable(m)]
+    # intervals of bootstrapped measures: per query (an unanswered query: every replicate 0) and the
+    # per-run sums of each replicate over the queries
+    n_runs, n_topics = len(names), judged.n_topics
+    boot = [interval is not None and is_bootstrapped(impl) for _, impl in ours]
+    lows = [np.zeros((n_runs, n_topics)) for _ in ours]
+    highs = [np.zeros((n_runs, n_topics)) for _ in ours]
+    sums = [np.zeros((n_runs, impl.get("b") if b else 0)) for b, (_, impl) in zip(boot, ours, strict=True)]
+    answered = np.zeros((n_runs, n_topics), dtype=bool)  # (run, query) pairs the runs answer
     others = [m for m in measures if not computable(m)]
     if ours and others and run_map is not None:  # both paths read every run: read files once
         run_map = {
             name: read_trec_run(run) if isinstance(run, (str, os.PathLike)) else run for name, run in run_map.items()
         }
     if ours:
-        n_runs, n_topics = len(names), judged.n_topics
         # per measure: {"value": grid, extra column: grid}, filled with the values of unanswered queries
         grids = [
             {
@@ -270,7 +322,6 @@ def evaluate(
             }
             for measure, impl in ours
         ]
-        answered = np.zeros((n_runs, n_topics), dtype=bool)  # (run, query) pairs the runs answer
         chunks = (
             _prepared_chunks(prepared, judged, chunk_rows)
             if prepared is not None
@@ -279,8 +330,15 @@ def evaluate(
         for first, ranked in chunks:
             cells = (first + ranked.run_of_row, ranked.topic_of_row)
             answered[cells] = True
-            for (_, impl), grid in zip(ours, grids, strict=True):
-                if impl.EXTRA_COLUMNS:
+            for i, ((_, impl), grid) in enumerate(zip(ours, grids, strict=True)):
+                if boot[i] and interval is not None:
+                    values, lo, hi, run_sums = replicate_intervals(impl, ranked, judged, pred, interval)
+                    lows[i][cells], highs[i][cells] = lo, hi
+                    sums[i][first : first + len(run_sums)] += run_sums
+                    grid["value"][cells] = values
+                elif is_bootstrapped(impl):
+                    grid["value"][cells] = cast(Any, impl).compute(ranked, judged, predictions=pred)
+                elif impl.EXTRA_COLUMNS:
                     details = cast(Any, impl).compute_details(ranked, judged)  # set with EXTRA_COLUMNS
                     for name, values in grid.items():
                         values[cells] = details[name]
@@ -289,9 +347,12 @@ def evaluate(
             del ranked
         run_col = np.repeat(np.array(names, dtype=object), n_topics)
         qid_col = np.tile(judged.topic_ids, n_runs)
-        for (measure, _), grid in zip(ours, grids, strict=True):
+        for i, ((measure, _), grid) in enumerate(zip(ours, grids, strict=True)):
             columns = {"run": run_col, "query_id": qid_col, "measure": repr(measure)}
-            frames.append(pd.DataFrame({**columns, **{name: values.ravel() for name, values in grid.items()}}))
+            frame = pd.DataFrame({**columns, **{name: values.ravel() for name, values in grid.items()}})
+            if boot[i]:
+                frame["lo"], frame["hi"] = lows[i].ravel(), highs[i].ravel()
+            frames.append(frame)
     if run_map is None and prepared is not None and (others or (topics == "run" and not ours)):
         run_map = prepared.frames()  # the converted runs as frames, for ir_measures and answered pairs
     if others:
@@ -318,10 +379,35 @@ def evaluate(
     result["_r"] = result["run"].map({n: i for i, n in enumerate(names)})
     result = result.sort_values(["_r", "_m"], kind="stable").drop(columns=["_m", "_r"]).reset_index(drop=True)
     extras = list(dict.fromkeys(name for _, impl in ours for name in impl.EXTRA_COLUMNS))
+    if interval is not None:
+        extras += ["lo", "hi"]
+        for name in ("lo", "hi"):
+            if name not in result.columns:
+                result[name] = np.nan
     result = result[["run", "query_id", "measure", "value", *extras]]  # pd.concat may reorder them
-    if not per_query:
-        result = _aggregate(result, measures)
-    return result
+    bounds: dict[tuple[str, str], tuple[float, float]] = {}
+    if interval is not None:
+        q_lo, q_hi = interval_percentiles(interval)
+        for i, (measure, _) in enumerate(ours):
+            if not boot[i]:
+                continue
+            # the queries averaged: every query of the qrels, or those each run answers (topics="run")
+            n_queries = answered.sum(axis=1) if topics == "run" else np.full(len(names), judged.n_topics)
+            for run_no, name in enumerate(names):
+                if n_queries[run_no] == 0:
+                    continue
+                means = sums[i][run_no] / n_queries[run_no]
+                bounds[(name, repr(measure))] = (
+                    float(_percentile(means, q_lo)),
+                    float(_percentile(means, q_hi)),
+                )
+    return result, bounds
+
+
+def _percentile(values: np.ndarray, q: float) -> float:
+    from ir_incomplete.kernels.ndcg import percentile
+
+    return float(percentile(values, q))
 
 
 def extra_columns(measures) -> dict[str, tuple[str, ...]]:

@@ -26,7 +26,58 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 
-__all__ = ["BootstrapResult", "bootstrap_ndcg", "add_bootstrap_intervals"]
+__all__ = [
+    "BootstrapResult",
+    "bootstrap_ndcg",
+    "bootstrap_measure",
+    "add_bootstrap_intervals",
+    "is_bootstrapped",
+    "interval_percentiles",
+    "replicate_intervals",
+]
+
+
+def is_bootstrapped(measure) -> bool:
+    """True for the measures whose values summarise bootstrap replicates (``BootNDCG``, ``BootAP``, …)."""
+    from ir_incomplete.measures.bootstrap import BootstrapMeasure
+
+    return isinstance(measure, (BootstrappedNDCG, BootstrapMeasure))
+
+
+def interval_percentiles(interval: float) -> tuple[float, float]:
+    """The percentiles ``(50·(1 − interval), 100 − 50·(1 − interval))`` of a central ``interval``
+    (0.9 → 5 and 95; rounded to 10 decimals so that 0.9 gives exactly 5); ``ValueError`` unless
+    0 < interval < 1."""
+    if isinstance(interval, bool) or not isinstance(interval, (int, float, np.integer, np.floating)):
+        raise ValueError(f"interval={interval!r} must be a number between 0 and 1 (e.g. 0.9 for a 90% interval)")
+    if not 0.0 < float(interval) < 1.0:
+        raise ValueError(f"interval={interval!r} must be strictly between 0 and 1 (e.g. 0.9 for a 90% interval)")
+    tail = round(50.0 * (1.0 - float(interval)), 10)  # 0.9 gives 5.0, not 4.999999999999999
+    return tail, 100.0 - tail
+
+
+def replicate_intervals(
+    measure, ranked, qrels: Qrels, predictions: Any, interval: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(values, lo, hi, sums)`` of a bootstrapped ``measure`` in one pass over its replicates:
+    per ranking the value (the measure's ``stat``), the lower and upper percentiles of the replicates
+    for a central ``interval``, and per run (``ranked.run_of_row`` index) the sum over its rankings of
+    each replicate, ``[len(ranked.run_names) × b]`` (divided by the number of queries: the replicate
+    means whose percentiles are the run's aggregated interval)."""
+    q_lo, q_hi = interval_percentiles(interval)
+    stat = measure.get("stat")
+    setup = measure.setup(ranked, qrels, predictions)
+    values = np.zeros(ranked.n_rows, dtype=np.float64)
+    lo = np.zeros(ranked.n_rows, dtype=np.float64)
+    hi = np.zeros(ranked.n_rows, dtype=np.float64)
+    sums = np.zeros((len(ranked.run_names), measure.get("b")), dtype=np.float64)
+    for rows, block in measure.replicate_blocks(ranked, qrels, setup):
+        ordered = np.sort(block, axis=1)
+        values[rows] = statistic(block if stat == "mean" else ordered, stat, presorted=stat != "mean")
+        lo[rows] = kernels.percentile(ordered, q_lo, presorted=True)
+        hi[rows] = kernels.percentile(ordered, q_hi, presorted=True)
+        np.add.at(sums, ranked.run_of_row[rows], block)
+    return values, lo, hi, sums
 
 
 class BootstrapResult(NamedTuple):
@@ -42,7 +93,7 @@ class BootstrapResult(NamedTuple):
 
     replicates: pd.DataFrame | None
     summary: pd.DataFrame
-    measure: BootstrappedNDCG
+    measure: Any
 
 
 def _percentile_names(percentiles: Sequence[float]) -> list[str]:
@@ -70,6 +121,9 @@ def bootstrap_ndcg(
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
     keep_replicates: bool = True,
+    predictions: Any = None,
+    min_count: int = 10,
+    alpha: float = 1.0,
 ) -> BootstrapResult:
     """Bootstrapped nDCG@k replicates and their summary for one or many runs.
 
@@ -95,6 +149,9 @@ def bootstrap_ndcg(
         above :data:`~ir_incomplete.measures.ndcg.MAX_REPLICATE_CELLS` (2^25 values, 256 MiB); with
         ``keep_replicates=False`` ``replicates`` is ``None`` and the summary is computed a few rankings
         at a time, in memory independent of b.
+    predictions, min_count, alpha
+        Predicted grades for ``prior="predicted"`` and the calibration's parameters
+        (:mod:`ir_incomplete.predictions`).
 
     Returns
     -------
@@ -102,27 +159,64 @@ def bootstrap_ndcg(
     for every run; a query that a run does not answer has b replicates of 0, like ``ir_measures``.
     Replicates of a (run, query) do not depend on the other runs or queries of the call.
     """
-    from ir_incomplete.api import as_run_mapping
-
     params: dict[str, Any] = {"prior": prior, "b": b, "seed": seed, "gain": gain, "compat": compat, "cutoff": k}
+    params.update(min_count=min_count, alpha=alpha)
     if order is not None:
         params["order"] = order
     if pool_scope is not None:
         params["pool_scope"] = pool_scope
-    measure = BootNDCG(**params)
+    return bootstrap_measure(
+        run,
+        qrels,
+        BootNDCG(**params),
+        predictions=predictions,
+        percentiles=percentiles,
+        negative=negative,
+        score_precision=score_precision,
+        keep_replicates=keep_replicates,
+    )
+
+
+def bootstrap_measure(
+    run: Any,
+    qrels: Any,
+    measure: Any,
+    predictions: Any = None,
+    percentiles: Sequence[float] = (5, 95),
+    negative: str = "pooled_unjudged",
+    score_precision: str = "float32",
+    keep_replicates: bool = True,
+) -> BootstrapResult:
+    """Replicates and their summary for any bootstrapped measure (``"BootAP(prior=predicted)@100"``,
+    ``BootNDCG``, ``BootQ``, …; a string or a measure object), for one or many runs.
+
+    ``run``, ``qrels``, ``percentiles``, ``negative``, ``score_precision`` and ``keep_replicates`` as
+    in :func:`bootstrap_ndcg`; ``predictions`` the predicted grades that ``prior=predicted`` needs
+    (:mod:`ir_incomplete.predictions`). The summary has ``mode``, ``mean``, ``median``, the ``pNN``
+    columns, and ``naive_lower``/``naive_upper`` (``BootNDCG``) or ``plain`` (the measure on the human
+    judgments alone; the other bootstrapped measures).
+    """
+    from ir_incomplete.api import as_run_mapping
+    from ir_incomplete.grammar import parse
+    from ir_incomplete.predictions import Predictions
+
+    measure = parse(measure) if isinstance(measure, str) else measure
+    if not is_bootstrapped(measure):
+        raise ValueError(f"{measure!r} is not a bootstrapped measure (BootNDCG, BootAP, BootP, BootRBP, BootQ)")
     names_pct = _percentile_names(percentiles)
     run_map = as_run_mapping(run)
     judged = Qrels.from_any(qrels, negative=negative)
+    pred = None if predictions is None else Predictions.from_any(predictions, judged)
     names = list(run_map)
     n_runs, n_topics, b = len(names), judged.n_topics, measure.get("b")
     if keep_replicates and n_runs * n_topics * b > MAX_REPLICATE_CELLS:
         raise ValueError(
-            f"bootstrap_ndcg: {n_runs} runs × {n_topics} queries × b={b} replicates is more than "
+            f"bootstrap: {n_runs} runs × {n_topics} queries × b={b} replicates is more than "
             f"{MAX_REPLICATE_CELLS} values to return; pass keep_replicates=False for the summary only, "
             f"or use a smaller b"
         )
     ranked = rank_runs(run_map, judged, score_precision)
-    setup = measure.setup(ranked, judged)
+    setup = measure.setup(ranked, judged, pred)
     slot = ranked.run_of_row * n_topics + ranked.topic_of_row
     index = pd.MultiIndex.from_arrays(
         [np.repeat(np.array(names, dtype=object), n_topics), np.tile(judged.topic_ids, n_runs)],
@@ -135,7 +229,8 @@ def bootstrap_ndcg(
         replicates = pd.DataFrame(grid, index=index, columns=pd.RangeIndex(b, name="replicate"))
     stats = measure.summaries(ranked, judged, [float(n[1:]) for n in names_pct], setup)
     columns: dict[str, Any] = {"run": index.get_level_values(0), "query_id": index.get_level_values(1)}
-    for name in ["mode", "mean", "median", *names_pct, "naive_lower", "naive_upper"]:
+    extra = ["naive_lower", "naive_upper"] if isinstance(measure, BootstrappedNDCG) else ["plain"]
+    for name in ["mode", "mean", "median", *names_pct, *extra]:
         values = np.zeros(n_runs * n_topics, dtype=np.float64)
         values[slot] = stats[name]
         columns[name] = values
@@ -146,10 +241,10 @@ def bootstrap_ndcg(
 # ---------------------------------------------------------------------------------------------------
 # pt.Experiment tables
 # ---------------------------------------------------------------------------------------------------
-def _as_boot(label) -> BootstrappedNDCG | None:
+def _as_boot(label) -> Any:
     from ir_incomplete.grammar import parse
 
-    if isinstance(label, BootstrappedNDCG):
+    if is_bootstrapped(label):
         return label
     if not isinstance(label, str):
         return None
@@ -157,7 +252,7 @@ def _as_boot(label) -> BootstrappedNDCG | None:
         measure = parse(label)
     except Exception:  # any column that is not a measure string (name, mrt, "AP +", ...)
         return None
-    return measure if isinstance(measure, BootstrappedNDCG) else None
+    return measure if is_bootstrapped(measure) else None
 
 
 def _pair_systems(systems, table_names: list[str], per_query: bool, names) -> list[tuple[str, Any]]:
@@ -243,7 +338,9 @@ def add_bootstrap_intervals(
     score_precision: str = "float32",
     names: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """A copy of a ``pt.Experiment`` table with bootstrap percentile columns for its ``BootNDCG`` measures.
+    """A copy of a ``pt.Experiment`` table with bootstrap percentile columns for its bootstrapped measures
+    (``BootNDCG``, ``BootAP``, ``BootP``, ``BootRBP``, ``BootQ``; not ``prior=predicted``, which needs
+    predictions that ``pt.Experiment`` cannot pass: use :func:`ir_incomplete.evaluate` with ``interval=``).
 
     ``table`` is what ``pt.Experiment(..., eval_metrics=[..., "BootNDCG@10"])`` returned:
 

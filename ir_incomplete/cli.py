@@ -5,6 +5,7 @@ once)::
 
     ir_incomplete QRELS RUN [RUN ...] MEASURE [MEASURE ...] [-q] [-n] [-p PLACES] [-o tsv|jsonl]
                   [--negative pooled_unjudged|zero] [--score-precision float32|float64]
+                  [--predictions FILE] [--interval LEVEL]
 
 After ``QRELS``, the leading arguments that name existing files or directories are runs (a directory
 stands for every non-hidden file in it; a run is named after its file, without ``.gz``); the remaining
@@ -12,7 +13,11 @@ arguments are measure strings. One argument may hold several measures separated 
 (``'AP P@5'``), as with ``ir_measures``. With exactly one run the output is exactly ``ir_measures``'
 (``measure<TAB>value``; with ``-q`` ``query_id<TAB>measure<TAB>value`` followed by the ``all`` summary
 lines unless ``-n``); with several runs the run name comes first on each line (and as a ``"run"`` key
-in ``jsonl``). Measures are printed in their canonical form (their ``repr``).
+in ``jsonl``). Measures are printed in their canonical form (their ``repr``). ``--interval 0.9`` adds two
+columns (tsv) or keys (jsonl), ``lo`` and ``hi``: the 90 % interval of every bootstrapped measure (per
+query: percentiles of its replicates; summary lines: percentiles of the replicate means), empty (tsv)
+or ``null`` (jsonl) for other measures. ``--predictions FILE`` passes predicted grades to the measures
+with ``prior=predicted``.
 
 Measures that report more than one number per query (their ``EXTRA_COLUMNS``, see
 :mod:`ir_incomplete.measures.base`) print them after the value: ``RBPResidual`` lines read
@@ -283,6 +288,21 @@ def _evaluation_parser() -> _Parser:
         help="queries reported and averaged: every query of the qrels, unanswered = 0 (default, as "
         "ir_measures and trec_eval -c), or only those the run answers (trec_eval without -c, sample_eval)",
     )
+    parser.add_argument(
+        "--predictions",
+        metavar="FILE",
+        default=None,
+        help="predicted grades for prior=predicted (a qrels file, or a table with a header: query_id doc_id "
+        "relevance [p0 p1 ...])",
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="LEVEL",
+        help="add lo and hi columns (tsv) or keys (jsonl): the central interval of this level (e.g. 0.9) of "
+        "every bootstrapped measure, per query and for the summary; empty (tsv) or null (jsonl) elsewhere",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
@@ -381,13 +401,16 @@ def _lines(frame, args, multi_run: bool, by_query: bool, extras: dict[str, tuple
     import json
 
     values = frame["value"].astype(float).tolist()
+    bounds = None
+    if "lo" in frame.columns:  # --interval
+        bounds = list(zip(frame["lo"].astype(float).tolist(), frame["hi"].astype(float).tolist(), strict=True))
     runs = frame["run"].astype(str).tolist()
     qids = frame["query_id"].astype(str).tolist()
     names = frame["measure"].astype(str).tolist()
     columns = {c: frame[c].astype(float).tolist() for c in _extra_names(extras)}
     more = [[(c, columns[c][i]) for c in extras.get(name, ())] for i, name in enumerate(names)]
     if args.output_format == "jsonl":
-        out = []
+        out: list[str] = []
         for run, qid, name, value, fields in zip(runs, qids, names, values, more, strict=True):
             record = {"run": run} if multi_run else {}
             if by_query:
@@ -395,6 +418,10 @@ def _lines(frame, args, multi_run: bool, by_query: bool, extras: dict[str, tuple
             record["measure"] = name
             record["value"] = value
             record.update(fields)
+            if bounds is not None:
+                lo, hi = bounds[len(out)]
+                record["lo"] = None if lo != lo else lo  # NaN: no interval for this measure
+                record["hi"] = None if hi != hi else hi
             out.append(json.dumps(record))
         return out
     spec = "" if args.places == -1 else f".{args.places}f"
@@ -403,6 +430,9 @@ def _lines(frame, args, multi_run: bool, by_query: bool, extras: dict[str, tuple
         for v, fields in zip(values, more, strict=True)
     ]
     parts = ([runs] if multi_run else []) + ([qids] if by_query else []) + [names, texts]
+    if bounds is not None:  # every line ends in lo, hi (empty for measures without an interval)
+        parts.append(["" if lo != lo else format(lo, spec) for lo, _ in bounds])
+        parts.append(["" if hi != hi else format(hi, spec) for _, hi in bounds])
     return ["\t".join(line) for line in zip(*parts, strict=True)]
 
 
@@ -412,7 +442,7 @@ def _extra_names(extras: dict[str, tuple[str, ...]]) -> list[str]:
 
 
 def _evaluate(args) -> list[str]:
-    from ir_incomplete.api import evaluate, extra_columns
+    from ir_incomplete.api import DEFAULT_CHUNK_ROWS, _evaluate_with_intervals, extra_columns
     from ir_incomplete.data import read_trec_qrels, read_trec_run
 
     if args.no_summary and not args.by_query:
@@ -440,16 +470,27 @@ def _evaluate(args) -> list[str]:
     qrels = _read(read_trec_qrels, args.qrels, "qrels")
     if len(qrels) == 0:
         raise CliError(f"qrels file {args.qrels!r} holds no judgments: nothing could be evaluated", EXIT_DATA)
+    if args.interval is not None and not 0.0 < args.interval < 1.0:
+        raise CliError(f"--interval must be strictly between 0 and 1, e.g. 0.9 (got {args.interval})")
+    predictions = None
+    if args.predictions is not None:
+        from ir_incomplete.predictions import read_predictions
+
+        if not os.path.isfile(args.predictions):
+            raise CliError(f"predictions file {args.predictions!r} does not exist")
+        predictions = _read(read_predictions, args.predictions, "predictions")
     runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
     try:
-        per_query = evaluate(
+        per_query, bounds = _evaluate_with_intervals(
             runs,
             qrels,
             measures,
-            per_query=True,
-            negative=args.negative,
-            score_precision=args.score_precision,
-            topics=args.topics,
+            args.negative,
+            args.score_precision,
+            args.topics,
+            DEFAULT_CHUNK_ROWS,
+            predictions,
+            args.interval,
         )
     except (ValueError, TypeError, NameError) as exc:
         raise CliError(_one_line(exc), EXIT_DATA) from None
@@ -458,15 +499,25 @@ def _evaluate(args) -> list[str]:
     names = list(runs)
     multi_run = len(names) > 1
     extras = extra_columns(measures)
-    per_query = per_query[["run", "query_id", "measure", "value", *_extra_names(extras)]]
+    interval = ["lo", "hi"] if args.interval is not None else []
+    per_query = per_query[["run", "query_id", "measure", "value", *_extra_names(extras), *interval]]
+
+    def summarize(frame):
+        summary = _aggregate(frame, measures)
+        if args.interval is not None:  # the intervals of the replicate means, per run and measure
+            keys = list(zip(summary["run"], summary["measure"], strict=True))
+            summary["lo"] = [bounds.get(key, (float("nan"),) * 2)[0] for key in keys]
+            summary["hi"] = [bounds.get(key, (float("nan"),) * 2)[1] for key in keys]
+        return summary
+
     if not args.by_query:
-        return _lines(_aggregate(per_query, measures), args, multi_run, False, extras)
+        return _lines(summarize(per_query), args, multi_run, False, extras)
     per_query = _order_per_query(per_query, measures, names)
     if args.no_summary:
         return _lines(per_query, args, multi_run, True, extras)
     import pandas as pd
 
-    summary = _aggregate(per_query, measures)
+    summary = summarize(per_query)
     blocks = []
     for name in names:  # per run: its per-query lines, then its summary lines
         blocks.append(per_query[per_query["run"] == name])

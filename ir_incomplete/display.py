@@ -2,7 +2,8 @@
 
 * :func:`pivot` — runs × measures. A bootstrap interval is shown in the cell as ``0.4100 [0.3700, 0.4600]``
   when the table carries one (the ``"BootNDCG@10 p5"``/``"BootNDCG@10 p95"`` columns that
-  :func:`ir_incomplete.add_bootstrap_intervals` adds, or ``pNN`` columns of a tidy table); RBP with its
+  :func:`ir_incomplete.add_bootstrap_intervals` adds, the ``lo``/``hi`` columns of
+  ``evaluate(..., per_query=False, interval=0.9)``, or ``pNN`` columns of a tidy table); RBP with its
   residual as ``0.4100 +0.1200`` (value, then the residual: the RBP of any completion of the judgments
   lies between 0.41 and 0.53).
 * :func:`plot_intervals` — per-run point estimates with their bootstrap intervals (matplotlib, imported
@@ -12,7 +13,8 @@ Both read the tables this package and PyTerrier make, none of which they modify:
 
 * :func:`ir_incomplete.evaluate` results, per query (``run, query_id, measure, value``; the values are
   aggregated as ``evaluate(per_query=False)`` does) or aggregated (``run, measure, value``), optionally
-  with two ``pNN`` interval columns on aggregated rows, and with the extra columns that measures declare
+  with ``lo``/``hi`` (``evaluate(..., interval=...)``) or two ``pNN`` interval columns on aggregated rows,
+  and with the extra columns that measures declare
   (``residual``, ``upper`` of ``RBPResidual``; see "Extra columns" in :mod:`ir_incomplete.measures.base`):
   a measure's ``INTERVAL`` names the columns that bound its interval (``RBPResidual``: ``value`` and
   ``upper``) and its ``CELL_FORMAT`` how :func:`pivot` writes its cells (``{value} +{residual}``);
@@ -100,13 +102,16 @@ def long_form(table) -> pd.DataFrame:
 
 def _from_tidy(table) -> pd.DataFrame:
     pair = _interval_pair([c for c in table.columns if isinstance(c, str)])
+    if {"lo", "hi"} <= set(table.columns):  # evaluate(..., interval=...)
+        pair = ("lo", "hi")
     declared = _declared(table["measure"].astype(str))
     extras = _extra_names(table, declared)
     if "query_id" in table.columns:
         if pair is not None:
             raise ValueError(
                 f"per-query interval columns {pair[0]}/{pair[1]} cannot be averaged into a run's interval; "
-                "pass an aggregated table (one row per run and measure)"
+                "pass an aggregated table (one row per run and measure, e.g. evaluate(..., per_query=False, "
+                "interval=0.9))"
             )
         from ir_incomplete.api import _aggregate
         from ir_incomplete.grammar import parse

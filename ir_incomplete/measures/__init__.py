@@ -22,6 +22,19 @@ from ir_incomplete.measures.ap_family import (
     subAP,
 )
 from ir_incomplete.measures.base import NOT_PROVIDED, IncompleteMeasure, Param
+from ir_incomplete.measures.bootstrap import (
+    BootAP,
+    BootP,
+    BootQ,
+    BootRBP,
+    BootstrapMeasure,
+    BootstrappedAP,
+    BootstrappedP,
+    BootstrappedQ,
+    BootstrappedRBP,
+    Q,
+    QMeasure,
+)
 from ir_incomplete.measures.graded_ap import GAP, ExpectedGradedAP, ExtendedGradedAP, GradedAP, eGAP, xGAP
 from ir_incomplete.measures.ndcg import BootNDCG, BootstrappedNDCG, NaiveUpperNDCG, NDCGUpper
 from ir_incomplete.measures.reference import REFERENCE_MEASURES
@@ -29,6 +42,7 @@ from ir_incomplete.measures.sampled import APUpper, PUpper, RBPResidual, infNDCG
 
 ALL_MEASURES = [infAP, indAP, subAP, Bpref, Bpref10, RankEff, GAP, xGAP, eGAP, BootNDCG, NDCGUpper]
 ALL_MEASURES += [xinfAP, infNDCG, iP, iPrec, RBPResidual, PUpper, APUpper]
+ALL_MEASURES += [Q, BootAP, BootP, BootRBP, BootQ]
 
 __all__ = [
     "IncompleteMeasure",
@@ -66,4 +80,15 @@ __all__ = [
     "RBPResidual",
     "PUpper",
     "APUpper",
+    "QMeasure",
+    "Q",
+    "BootstrapMeasure",
+    "BootstrappedAP",
+    "BootstrappedP",
+    "BootstrappedRBP",
+    "BootstrappedQ",
+    "BootAP",
+    "BootP",
+    "BootRBP",
+    "BootQ",
 ]

@@ -28,8 +28,11 @@ import numpy as np
 from ir_measures.measures import ParamInfo
 
 from ir_incomplete.data import POOLED_UNJUDGED
+from ir_incomplete.kernels import bootstrap as completion_kernels
 from ir_incomplete.kernels import ndcg as kernels
+from ir_incomplete.measures._completion import completion_setup, grade_priors, levels_of, modelled_levels
 from ir_incomplete.measures.base import IncompleteMeasure, Param
+from ir_incomplete.predictions import DEFAULT_ALPHA, DEFAULT_MIN_COUNT
 
 __all__ = [
     "BootstrappedNDCG",
@@ -46,7 +49,7 @@ __all__ = [
     "MAX_REPLICATE_CELLS",
 ]
 
-PRIORS = ("pool+run", "pool", "run")
+PRIORS = ("pool+run", "pool", "run", "predicted")
 ORDERS = ("rank", "docid")
 POOL_SCOPES = ("topic", "collection")
 #: grade levels the ECIR-23 code models (``probability_estimation.py``)
@@ -134,6 +137,20 @@ class BootstrapMetric(NamedTuple):
 
 CUTOFF_PARAM = Param(
     int, default=10, minimum=1, desc="cut-off k (default 10, as in the paper; always shown in the measure string)"
+)
+MIN_COUNT_PARAM = Param(
+    int,
+    default=DEFAULT_MIN_COUNT,
+    minimum=0,
+    desc="prior=predicted: judged docs of a query with a predicted grade needed to use that query's own "
+    "confusion row (else the pooled, smoothed row)",
+)
+ALPHA_PARAM = Param(
+    float,
+    default=DEFAULT_ALPHA,
+    minimum=0,
+    min_inclusive=False,
+    desc="prior=predicted: additive smoothing of the pooled confusion rows",
 )
 GAIN_PARAM = Param(
     str,
@@ -267,6 +284,15 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
       topic's value depends on which other topics are evaluated with it);
     * ``pool+run`` (default): the average of the two floored distributions.
 
+    * ``predicted``: predicted grades of an automatic labeler, calibrated on the judged documents
+      (:mod:`ir_incomplete.predictions`; parameters ``min_count``, ``alpha``; pass them as
+      ``evaluate(..., predictions=...)``). Then a replicate *completes the judgments* instead of drawing
+      from the reservoir: every predicted unjudged document of the topic (retrieved or not) draws a grade
+      from its calibrated prior, unjudged top-k documents without a prediction from the pool+run prior,
+      and the replicate is nDCG@k with the ideal DCG of the human plus drawn grades
+      (:class:`ir_incomplete.measures.bootstrap.BootstrapMeasure` describes that sampler and its random
+      streams). Not combinable with ``compat=ecir23``.
+
     Levels: 0 .. the highest judged grade of the topic (``pool_scope=collection``: of the qrels; the
     reference code models 0..3). When no top-k document is judged the run prior is undefined and the
     pool prior is used instead. The reference code's "P" and "R" labels are swapped; the names here
@@ -319,7 +345,8 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             str,
             default="pool+run",
             choices=PRIORS,
-            desc="prior over grades: run (judged top-k docs), pool (all judged docs), or their average",
+            desc="prior over grades: run (judged top-k docs), pool (all judged docs), their average, or "
+            "predicted (calibrated predicted grades, given as predictions=)",
         ),
         "b": Param(
             int, default=1000, minimum=1, maximum=MAX_B, desc=f"number of bootstrap replicates (at most {MAX_B})"
@@ -349,6 +376,8 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             allow_none=True,
             desc="ecir23: behave like the published ECIR-23 code",
         ),
+        "min_count": MIN_COUNT_PARAM,
+        "alpha": ALPHA_PARAM,
         "cutoff": CUTOFF_PARAM,
     }
     METRIC_TYPE = BootstrapMetric
@@ -360,7 +389,7 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
         return self.SUPPORTED_PARAMS[name].default
 
     # -- the distribution --------------------------------------------------------------------------------
-    def replicates(self, ranked, qrels, _setup: dict | None = None) -> np.ndarray:
+    def replicates(self, ranked, qrels, _setup: dict | None = None, predictions: Any = None) -> np.ndarray:
         """``[rows × b]`` replicates, one row per row of ``ranked``.
 
         Refused with a ``ValueError`` when ``rows × b`` exceeds :data:`MAX_REPLICATE_CELLS` (256 MiB of
@@ -373,15 +402,17 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
                 f"to return at once; use a smaller b or fewer runs/queries (values and summaries are computed "
                 f"in blocks and need no such limit)"
             )
-        setup = _setup if _setup is not None else self.setup(ranked, qrels)
+        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
         return self._replicates(ranked, qrels, setup, np.arange(ranked.n_rows))
 
-    def replicate_blocks(self, ranked, qrels, _setup: dict | None = None, rows: np.ndarray | None = None):
+    def replicate_blocks(
+        self, ranked, qrels, _setup: dict | None = None, rows: np.ndarray | None = None, predictions: Any = None
+    ):
         """Yield ``(row_indices, block)`` with ``block`` the ``[len(row_indices) × b]`` replicates of those
         rows of ``ranked`` (``rows``: which rows, default all), a few rows at a time: blocks hold about
         :data:`ROW_BLOCK_CELLS` values (at least one row), rows of a topic together. The values equal
         the corresponding rows of :meth:`replicates` bit for bit."""
-        setup = _setup if _setup is not None else self.setup(ranked, qrels)
+        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
         rows = np.arange(ranked.n_rows) if rows is None else np.asarray(rows, dtype=np.intp)
         rows = rows[np.argsort(ranked.topic_of_row[rows], kind="stable")]
         step = max(1, ROW_BLOCK_CELLS // self.get("b"))
@@ -390,6 +421,19 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             yield part, self._replicates(ranked, qrels, setup, part)
 
     def _replicates(self, ranked, qrels, setup: dict[str, Any], rows: np.ndarray) -> np.ndarray:
+        completion = setup.get("completion")
+        if completion is not None:  # prior=predicted: the sampler that completes the judgments
+            gains = setup["gains"]
+            cutoff = self.get("cutoff")
+            return completion_kernels.bootstrap_replicates(
+                completion,
+                rows,
+                lambda grades, counts: completion_kernels.ndcg(grades, counts, gains, cutoff),
+                topic_streams(qrels.topic_ids, self.get("seed"), self.get("b")),
+                topic_streams(qrels.topic_ids, self.get("seed"), self.get("b"), stream=1),
+                self.get("b"),
+            )
+
         def take(name):
             value = setup[name]
             return None if value is None else value[rows]
@@ -407,52 +451,41 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             self.get("b"),
         )
 
-    def setup(self, ranked, qrels) -> dict[str, Any]:
+    def setup(self, ranked, qrels, predictions: Any = None) -> dict[str, Any]:
         """Per-row inputs of the sampler: unjudged cells, processing order, judged DCG, ideal DCG,
-        prior ``[rows × levels]``, reservoir ``[rows × levels]``, gains, and the full-grade reservoir."""
+        prior ``[rows × levels]``, reservoir ``[rows × levels]``, gains, and the full-grade reservoir.
+        With ``prior=predicted`` also the inputs of the completing sampler (``"completion"``)."""
         compat = self.get("compat") == "ecir23"
+        kind = self.get("prior")
+        if kind == "predicted" and compat:
+            raise ValueError(
+                f"{self!r}: prior=predicted cannot be combined with compat=ecir23 (the published code has "
+                f"no predicted grades); drop compat or choose another prior"
+            )
         codes, unjudged, topic_counts, judged_counts, gains, idcg = self._inputs(
             ranked, qrels, negative_is_judged=compat
         )
-        rows = codes.shape[0]
         n_grades = topic_counts.shape[1]
         full_reservoir = ranked.per_topic(topic_counts) - judged_counts
         levels = ECIR23_LEVELS if compat else n_grades
         reservoir = _levels(full_reservoir, levels)
         collection = self.get("pool_scope") == "collection"
-        if compat or collection:
-            modelled_topic = np.ones((qrels.n_topics, levels), dtype=bool)
-        else:  # levels 0 .. the topic's highest judged grade
-            has = topic_counts > 0
-            top = np.where(has.any(axis=1), n_grades - 1 - np.argmax(has[:, ::-1], axis=1), 0)
-            modelled_topic = np.arange(levels)[None, :] <= top[:, None]
-        modelled = ranked.per_topic(modelled_topic)
-
-        kind = self.get("prior")
-        if collection:
-            pool_topic = kernels.count_prior(
-                _levels(topic_counts.sum(axis=0, keepdims=True), levels),
-                np.array([topic_counts.sum()]),
-                modelled_topic[:1],
-            )
-            pool = np.repeat(pool_topic, rows, axis=0)
-        else:
-            pool = ranked.per_topic(
-                kernels.count_prior(_levels(topic_counts, levels), topic_counts.sum(axis=1), modelled_topic)
-            )
-        n_judged = judged_counts.sum(axis=1)
-        if kind == "pool":
-            prior = pool
-        else:
-            run = kernels.count_prior(_levels(judged_counts, levels), n_judged, modelled)
-            run = np.where((n_judged == 0)[:, None], pool, run)  # D13: no judged top-k doc
-            prior = run if kind == "run" else (pool + run) / 2.0
+        modelled_topic = modelled_levels(topic_counts, levels, compat or collection)
+        prior, n_judged = grade_priors(
+            ranked,
+            topic_counts,
+            judged_counts,
+            levels,
+            "pool+run" if kind == "predicted" else kind,
+            collection,
+            modelled_topic,
+        )
         if compat:  # the reference code: δ0 when every top-k document is unjudged
             none_judged = (n_judged == 0) & unjudged.any(axis=1)
             prior = np.where(none_judged[:, None], np.eye(levels)[0][None, :], prior)
 
         sequence = _docid_sequence(ranked, unjudged) if self.get("order") == "docid" else None
-        return {
+        out = {
             "codes": codes,
             "unjudged": unjudged,
             "sequence": sequence,
@@ -462,29 +495,50 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             "reservoir": reservoir,
             "full_reservoir": full_reservoir,
             "gains": gains,
+            "completion": None,
         }
+        if kind == "predicted":
+            if gains.ndim != 1:
+                raise ValueError(
+                    f"{self!r}: prior=predicted supports exponential gain up to grade "
+                    f"{kernels.EXP_GAIN_SCALE_GRADE} only; use gain=linear"
+                )
+            out["completion"] = completion_setup(
+                self,
+                ranked,
+                qrels,
+                self.get("cutoff"),
+                kind,
+                collection,
+                predictions,
+                self.get("min_count"),
+                self.get("alpha"),
+            )
+        return out
 
     # -- values -----------------------------------------------------------------------------------------
-    def compute(self, ranked, qrels):
-        setup = self.setup(ranked, qrels)
+    def compute(self, ranked, qrels, predictions: Any = None):
+        setup = self.setup(ranked, qrels, predictions)
         out = np.zeros(ranked.n_rows, dtype=np.float64)
         for rows, block in self.replicate_blocks(ranked, qrels, setup):
             out[rows] = statistic(block, self.get("stat"))
         return out
 
-    def compute_details(self, ranked, qrels) -> dict[str, np.ndarray]:
+    def compute_details(self, ranked, qrels, predictions: Any = None) -> dict[str, np.ndarray]:
         """``value`` and every :data:`DETAIL_FIELDS` entry per row (for :class:`BootstrapMetric`)."""
-        setup = self.setup(ranked, qrels)
+        setup = self.setup(ranked, qrels, predictions)
         stat = self.get("stat")
         percentiles = (5, 95) if not stat.startswith("p") else (5, 95, float(stat[1:]))
         out = self.summaries(ranked, qrels, percentiles, setup)
         out["value"] = out[stat]
         return out
 
-    def summaries(self, ranked, qrels, percentiles=(5, 95), _setup: dict | None = None) -> dict[str, np.ndarray]:
+    def summaries(
+        self, ranked, qrels, percentiles=(5, 95), _setup: dict | None = None, predictions: Any = None
+    ) -> dict[str, np.ndarray]:
         """:func:`summarize` of every row's replicates plus ``naive_lower``/``naive_upper``, computed
         block by block (memory independent of b and of the number of rows)."""
-        setup = _setup if _setup is not None else self.setup(ranked, qrels)
+        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
         out: dict[str, np.ndarray] = {}
         for rows, block in self.replicate_blocks(ranked, qrels, setup):
             for name, values in summarize(block, percentiles=percentiles).items():
@@ -498,14 +552,7 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
         return out
 
 
-def _levels(counts: np.ndarray, levels: int) -> np.ndarray:
-    """``counts`` (``[n × grades]``) cut or zero-padded to ``levels`` columns."""
-    counts = np.asarray(counts)
-    if counts.shape[1] >= levels:
-        return counts[:, :levels]
-    out = np.zeros((counts.shape[0], levels), dtype=counts.dtype)
-    out[:, : counts.shape[1]] = counts
-    return out
+_levels = levels_of
 
 
 def _docid_sequence(ranked, unjudged: np.ndarray) -> np.ndarray:
@@ -558,7 +605,7 @@ def summarize(replicates: np.ndarray, percentiles=(5, 95)) -> dict[str, np.ndarr
     return out
 
 
-def topic_streams(topic_ids, seed: int | None, b: int):
+def topic_streams(topic_ids, seed: int | None, b: int, stream: int = 0):
     """``draws(topic_code, n_positions) -> [n_positions × b]`` uniforms of one topic;
     ``draws(topic_code, n_positions, first, stop)`` returns only the columns ``first .. stop-1`` of that
     array (the same numbers, without the memory of the whole array).
@@ -566,13 +613,16 @@ def topic_streams(topic_ids, seed: int | None, b: int):
     Topic ``t`` (its id text) gets ``default_rng(SeedSequence(seed, spawn_key=key(t)))`` with ``key``
     the four 32-bit words of ``blake2b(t, digest_size=16)``; row i of its ``[rank × replicate]`` array
     serves the document at rank i + 1. ``seed=None`` draws the entropy once per call (fresh, not
-    reproducible).
+    reproducible). ``stream > 0`` gives another family of streams, for the same topics and seed, whose
+    spawn key has ``stream`` appended (the predicted documents of ``prior=predicted`` use stream 1, one
+    row per predicted unjudged document); stream 0 is the one described above.
     """
     entropy = np.random.SeedSequence().entropy if seed is None else int(seed)
+    extra = (int(stream),) if stream else ()
 
     def draws(topic_code, n_positions: int, first: int = 0, stop: int | None = None) -> np.ndarray:
         digest = hashlib.blake2b(str(topic_ids[int(topic_code)]).encode("utf-8"), digest_size=16).digest()
-        key = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
+        key = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)) + extra
         bits = np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=key))  # what default_rng uses
         rng = np.random.Generator(bits)
         stop = int(b) if stop is None else int(stop)
