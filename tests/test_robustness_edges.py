@@ -88,3 +88,39 @@ def test_swap_rate_with_a_tiny_minimum_counts_every_nonzero_difference():
     assert swap_rate(PER_TOPIC, 3, trials=50, seed=1, min_difference=1e-300) == everything
     table = swap_rates(PER_TOPIC, 3, trials=50, seed=1)
     assert everything == table["swaps"].sum() / table["comparisons"].sum()
+
+
+# ---------------------------------------------------------------------------------------------------
+# bootstrap test: resamples drawn block by block
+# ---------------------------------------------------------------------------------------------------
+SCORES = np.random.default_rng(11).random((4, 15))
+
+
+def test_bootstrap_memory_does_not_grow_with_b(monkeypatch):
+    import tracemalloc
+
+    from ir_incomplete.robustness import pairwise_tests, significance
+
+    monkeypatch.setattr(significance, "_CHUNK_ELEMENTS", 20_000)
+    tracemalloc.start()
+    try:
+        pairwise_tests(SCORES, "bootstrap", B=100_000, seed=3)  # all resample indices at once: 12 MB
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3_000_000
+
+
+@pytest.mark.parametrize(
+    "chunk, B", [(90, 2000), (7_000, 2000), (2_000_000, 2000), (50_000, 100_000), (2_000_000, 100_000)]
+)
+def test_bootstrap_p_values_do_not_depend_on_the_block_size(monkeypatch, chunk, B):
+    from ir_incomplete.robustness import pairwise_tests, significance
+
+    monkeypatch.setattr(significance, "_CHUNK_ELEMENTS", chunk)
+    # the p-values of drawing every resample at once (as earlier versions did), for this seed
+    expected = {
+        2000: [0.1015, 0.9175, 0.8695, 0.216, 0.1185, 0.8105],
+        100_000: [0.10032, 0.91994, 0.87516, 0.19779, 0.11594, 0.79671],
+    }
+    assert pairwise_tests(SCORES, "bootstrap", B=B, seed=3)["p_value"].tolist() == expected[B]
