@@ -124,3 +124,108 @@ def test_bootstrap_p_values_do_not_depend_on_the_block_size(monkeypatch, chunk, 
         100_000: [0.10032, 0.91994, 0.87516, 0.19779, 0.11594, 0.79671],
     }
     assert pairwise_tests(SCORES, "bootstrap", B=B, seed=3)["p_value"].tolist() == expected[B]
+
+
+# ---------------------------------------------------------------------------------------------------
+# samples that must hold min_relevant relevant documents
+# ---------------------------------------------------------------------------------------------------
+def _qrels(spec):
+    """``spec``: {topic: (relevant, nonrelevant)} → qrels with ``r…`` relevant and ``n…`` other documents."""
+    rows = [(t, f"r{i:04d}", 1) for t, (r, _) in spec.items() for i in range(r)]
+    rows += [(t, f"n{i:04d}", 0) for t, (_, n) in spec.items() for i in range(n)]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+
+
+def test_sample_with_a_rare_constraint_is_drawn_directly():
+    import time
+
+    from ir_incomplete.robustness import sample_judgments
+
+    qrels = _qrels({"q": (5, 2995), "easy": (50, 50)})
+    began = time.perf_counter()
+    out = sample_judgments(qrels, 0.01, 7, min_relevant=5, unjudged="drop")
+    assert time.perf_counter() - began < 2.0  # 100,000 rejection rounds took 26 s, then failed
+    q = out[out["query_id"] == "q"]
+    assert len(q) == 30 and (q["relevance"] == 1).sum() == 5  # k = 30 of 3,000; every relevant one
+    assert len(out[out["query_id"] == "easy"]) == 5
+    again = sample_judgments(qrels, 0.01, 7, min_relevant=5, unjudged="drop")
+    pd.testing.assert_frame_equal(out, again)  # seeded
+    other = sample_judgments(qrels, 0.01, 8, min_relevant=5, unjudged="drop")
+    assert set(other.loc[other["query_id"] == "q", "doc_id"]) != set(q["doc_id"])
+
+
+def _exact_conditional(n, r, k, m):
+    from scipy.stats import hypergeom
+
+    x = np.arange(m, min(r, k) + 1)
+    p = hypergeom(n, r, k).pmf(x)
+    return x, p / p.sum()
+
+
+@pytest.mark.parametrize("rounds", [0, 100])
+def test_sample_distribution_is_the_conditioned_uniform_sample(monkeypatch, rounds):
+    """Many identical topics in one call: the number of relevant documents kept follows the
+    hypergeometric law truncated to X ≥ min_relevant, whether drawn by rejection or directly (rounds=0),
+    and every document of a class is equally likely."""
+    from scipy.stats import chisquare
+
+    from ir_incomplete.robustness import degrade, sample_judgments
+
+    monkeypatch.setattr(degrade, "_REJECTION_ROUNDS", rounds)
+    topics = 4000
+    qrels = _qrels({f"t{i:04d}": (4, 16) for i in range(topics)})  # n = 20, r = 4
+    out = sample_judgments(qrels, 0.25, 11, min_relevant=2, unjudged="drop")  # k = 5, m = 2
+    assert (out.groupby("query_id").size() == 5).all()
+    x, p = _exact_conditional(20, 4, 5, 2)
+    got = out.groupby("query_id")["relevance"].sum().value_counts().reindex(x, fill_value=0)
+    assert chisquare(got.to_numpy(), p * topics).pvalue > 1e-4
+    per_doc = out.groupby("doc_id").size()
+    relevant_mean = topics * float((x * p).sum()) / 4  # expected draws of each relevant document
+    np.testing.assert_allclose(per_doc[[f"r{i:04d}" for i in range(4)]], relevant_mean, rtol=0.05)
+    nonrelevant_mean = topics * float(((5 - x) * p).sum()) / 16
+    np.testing.assert_allclose(per_doc[[f"n{i:04d}" for i in range(16)]], nonrelevant_mean, rtol=0.12)
+
+
+def _rejection_only(qrels, fraction, seed, min_relevant):
+    """Earlier versions' draw: rejection only, without a bound on the rounds (``unjudged="drop"``)."""
+    from ir_incomplete.robustness import degrade
+
+    judg = degrade._judgments(qrels)
+    rng = np.random.default_rng(seed)
+    idx = np.flatnonzero(judg.grades >= 0)
+    t = judg.topic[idx]
+    relevant = judg.grades[idx] >= 1
+    n_t = np.bincount(t, minlength=judg.n_topics)
+    r_t = np.bincount(t[relevant], minlength=judg.n_topics)
+    k_t = np.minimum(n_t, np.maximum(degrade.round_half_up(fraction * n_t), min_relevant))
+    feasible = (r_t >= min_relevant) & (k_t >= min_relevant)
+    keys = rng.random(len(idx))
+    chosen = degrade._rank_within(t, keys) < k_t[t]
+    rounds = 0
+    while True:
+        got = np.bincount(t[chosen & relevant], minlength=judg.n_topics)
+        bad = feasible & (got < min_relevant)
+        if not bad.any():
+            break
+        rounds += 1
+        redo = np.flatnonzero(bad[t])
+        keys[redo] = rng.random(len(redo))
+        chosen[redo] = degrade._rank_within(t[redo], keys[redo]) < k_t[t[redo]]
+    kept = np.zeros(len(judg.grades), dtype=bool)
+    kept[idx[chosen]] = True
+    return judg.result(kept, kept, "drop"), rounds
+
+
+def test_sample_is_unchanged_where_rejection_settles_within_100_rounds():
+    from ir_incomplete.robustness import sample_judgments
+
+    qrels = _qrels({"a": (3, 97), "b": (1, 60), "c": (10, 10), "d": (0, 20), "e": (2, 300)})
+    compared = 0
+    for seed in range(40):
+        for fraction, minimum in ((0.05, 1), (0.1, 2), (0.3, 1)):
+            old, rounds = _rejection_only(qrels, fraction, seed, minimum)
+            if rounds <= 100:
+                new = sample_judgments(qrels, fraction, seed, min_relevant=minimum, unjudged="drop")
+                pd.testing.assert_frame_equal(new, old)
+                compared += 1
+    assert compared >= 100
