@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -229,3 +231,90 @@ def test_sample_is_unchanged_where_rejection_settles_within_100_rounds():
                 pd.testing.assert_frame_equal(new, old)
                 compared += 1
     assert compared >= 100
+
+
+# ---------------------------------------------------------------------------------------------------
+# leave one group out: every run needs a group name
+# ---------------------------------------------------------------------------------------------------
+def _tiny_runs():
+    rows = lambda shift: pd.DataFrame(  # noqa: E731
+        {"query_id": ["1"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [4.0 - shift, 3.0, 2.0 + shift, 1.0]}
+    )
+    runs = {f"r{i}": rows(i * 0.6) for i in range(3)}
+    qrels = pd.DataFrame({"query_id": "1", "doc_id": ["a", "b", "c", "d"], "relevance": [1, 0, 1, 0]})
+    return runs, qrels
+
+
+@pytest.mark.parametrize("missing", [None, float("nan"), pd.NA, "", "  "])
+def test_logo_refuses_a_missing_group_naming_the_run(missing):
+    from ir_incomplete.robustness import leave_one_group_out, robustness_study
+
+    runs, qrels = _tiny_runs()
+    groups = {"r0": "A", "r1": missing, "r2": "B"}
+    with pytest.raises(ValueError, match=r"no group name \(a missing or empty value\) for runs \['r1'\]"):
+        leave_one_group_out(qrels, runs, groups, "A", 2)
+    with pytest.raises(ValueError, match=r"for runs \['r1'\]"):
+        robustness_study(runs, qrels, ["AP"], method="logo", options={"groups": groups}, progress=False)
+    frame = pd.DataFrame({"run": ["r0", "r1", "r2"], "group": ["A", missing, "B"]})
+    with pytest.raises(ValueError, match=r"for runs \['r1'\]"):
+        leave_one_group_out(qrels, runs, frame, "A", 2)
+    with pytest.raises(ValueError, match="without a run name"):
+        leave_one_group_out(qrels, runs, pd.Series(["A", "B"], index=["r0", missing]), "A", 2)
+
+
+def test_logo_refuses_two_groups_for_one_run():
+    from ir_incomplete.robustness import leave_one_group_out
+
+    runs, qrels = _tiny_runs()
+    frame = pd.DataFrame({"run": ["r0", "r1", "r2", "r1"], "group": ["A", "A", "B", "B"]})
+    with pytest.raises(ValueError, match="run 'r1' two groups: 'A' and 'B'"):
+        leave_one_group_out(qrels, runs, frame, "A", 2)
+
+
+def _write(tmp_path, runs, qrels):
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.itertuples(index=False)))
+    run_dir = tmp_path / "runs"
+    run_dir.mkdir()
+    for name, run in runs.items():
+        lines = [f"{q} Q0 {d} {i} {s!r} {name}\n" for i, (q, d, s) in enumerate(run.itertuples(index=False))]
+        (run_dir / name).write_text("".join(lines))
+    return qrels_path, run_dir
+
+
+@pytest.mark.parametrize(
+    "csv, message",
+    [
+        ("run,team\nr0,A\nr1,\nr2,B\n", r"no group \('team'\) for runs \['r1'\] \(empty cell in data row 2\)"),
+        ("run,team\nr0,A\n,B\nr1,A\nr2,B\n", r"no run name \(empty cell in data row 2\)"),
+        ("run,team\nr0,A\nr1,A\nr2,B\nr1,B\n", "gives run 'r1' two groups: 'A' and 'B'"),
+    ],
+)
+def test_cli_logo_refuses_missing_groups(tmp_path, capsys, csv, message):
+    from ir_incomplete.robustness.cli import main
+
+    qrels_path, run_dir = _write(tmp_path, *_tiny_runs())
+    groups = tmp_path / "groups.csv"
+    groups.write_text(csv)
+    args = ["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "--method", "logo"]
+    args += ["--groups", str(groups), "--group-column", "team", "--out", str(tmp_path / "o"), "--no-progress"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("ir_incomplete robustness: error: --groups:")
+    assert sum("error" in line for line in err) == 1  # the usage, then one error line
+    assert re.search(message, err[-1])
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_logo_keeps_a_team_called_na(tmp_path):
+    from ir_incomplete.robustness.cli import main
+
+    qrels_path, run_dir = _write(tmp_path, *_tiny_runs())
+    groups = tmp_path / "groups.csv"
+    groups.write_text("run,group\nr0,NA\nr1,NA\nr2,B\n")
+    args = ["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "--method", "logo"]
+    args += ["--groups", str(groups), "--out", str(tmp_path / "o"), "--no-progress", "--no-plots"]
+    assert main(args) == 0
+    import json
+
+    assert json.loads((tmp_path / "o" / "manifest.json").read_text())["groups"] == {"r0": "NA", "r1": "NA", "r2": "B"}

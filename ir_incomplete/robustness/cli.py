@@ -210,11 +210,28 @@ def _groups(path: str, column: str):
 
     if not os.path.isfile(path):
         raise _UsageError(f"--groups: no such file: {path}")
-    frame = pd.read_csv(path, dtype=str)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)  # a team called "NA" stays "NA"
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # incl. pandas' ParserError, EmptyDataError
+        raise _UsageError(f"--groups: cannot read {path}: {' '.join(str(exc).split())}") from None
     for col in ("run", column):
         if col not in frame.columns:
             raise _UsageError(f"--groups: {path} has no column {col!r} (columns: {', '.join(frame.columns)})")
-    return dict(zip(frame["run"], frame[column], strict=True))
+    runs, names = frame["run"], frame[column]
+    for values, what in ((runs, "run name"), (names, f"group ({column!r})")):
+        empty = values.isna() | (values.str.strip() == "")
+        if empty.any():
+            rows = (empty[empty].index + 1).tolist()
+            which = "" if what == "run name" else f" for runs {runs[empty].tolist()[:10]}"
+            raise _UsageError(
+                f"--groups: {path} has no {what}{which} (empty cell in data row{'s' if len(rows) > 1 else ''} "
+                f"{', '.join(map(str, rows[:10]))}{' …' if len(rows) > 10 else ''}); every run needs its group"
+            )
+    mapping: dict[str, str] = {}
+    for run, name in zip(runs, names, strict=True):
+        if mapping.setdefault(run, name) != name:
+            raise _UsageError(f"--groups: {path} gives run {run!r} two groups: {mapping[run]!r} and {name!r}")
+    return mapping
 
 
 def _run_files(items: Sequence[str]) -> list[str]:

@@ -534,20 +534,48 @@ def mixed_pool(
     return judg.result(kept, np.ones(len(judg.grades), dtype=bool), unjudged)
 
 
+def _missing(value: Any) -> bool:
+    """Is ``value`` a missing cell (None, NaN, NA, an empty or blank string)?"""
+    if isinstance(value, str):
+        return not value.strip()
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # array-like values: not a scalar cell
+        return False
+
+
 def _group_map(groups: Any, run_names: Sequence[str]) -> dict[str, str]:
     if isinstance(groups, pd.Series):
-        mapping = {str(k): str(v) for k, v in groups.items()}
+        pairs = list(groups.items())
     elif isinstance(groups, pd.DataFrame):
         if not {"run", "group"} <= set(map(str, groups.columns)):
             raise ValueError(f"groups DataFrame needs columns 'run' and 'group' (found {list(groups.columns)})")
-        mapping = {str(r): str(g) for r, g in zip(groups["run"], groups["group"], strict=True)}
+        pairs = list(zip(groups["run"], groups["group"], strict=True))
     elif isinstance(groups, Mapping):
-        mapping = {str(k): str(v) for k, v in groups.items()}
+        pairs = list(groups.items())
     else:
         raise ValueError(
             "groups must map run names to group names (a dict, a Series, or a DataFrame with "
             f"columns 'run' and 'group'); got {type(groups).__name__}"
         )
+    nameless = [i for i, (run, _) in enumerate(pairs) if _missing(run)]
+    if nameless:
+        raise ValueError(
+            f"groups has {len(nameless)} entr{'y' if len(nameless) == 1 else 'ies'} without a run name "
+            f"(entry {nameless[0]}, counting from 0, has group {pairs[nameless[0]][1]!r})"
+        )
+    unnamed = [str(run) for run, group in pairs if _missing(group)]
+    if unnamed:
+        raise ValueError(
+            f"groups gives no group name (a missing or empty value) for runs {unnamed[:10]}"
+            f"{' …' if len(unnamed) > 10 else ''}; every run needs its group (team)"
+        )
+    mapping: dict[str, str] = {}
+    for run, group in pairs:
+        name = str(run)
+        if name in mapping and mapping[name] != str(group):
+            raise ValueError(f"groups gives run {name!r} two groups: {mapping[name]!r} and {str(group)!r}")
+        mapping[name] = str(group)
     missing = [r for r in run_names if r not in mapping]
     if missing:
         raise ValueError(
