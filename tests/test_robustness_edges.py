@@ -318,3 +318,28 @@ def test_cli_logo_keeps_a_team_called_na(tmp_path):
     import json
 
     assert json.loads((tmp_path / "o" / "manifest.json").read_text())["groups"] == {"r0": "NA", "r1": "NA", "r2": "B"}
+
+
+# ---------------------------------------------------------------------------------------------------
+# study parameters
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "method, levels, shown",
+    [("sample", [0.5, 0.5], "0.5"), ("sample", [0.5, 1, 0.50, 1.0], "0.5, 1.0"), ("depth", [5, 5], "5")],
+)
+def test_study_refuses_duplicate_levels(method, levels, shown):
+    from ir_incomplete.robustness import robustness_study
+
+    runs, qrels = _tiny_runs()
+    with pytest.raises(ValueError, match=f"levels lists {shown} more than once"):
+        robustness_study(runs, qrels, ["AP"], method=method, levels=levels, repeats=1, progress=False)
+
+
+def test_cli_refuses_duplicate_levels(tmp_path, capsys):
+    from ir_incomplete.robustness.cli import main
+
+    qrels_path, run_dir = _write(tmp_path, *_tiny_runs())
+    args = ["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "--levels", "0.5,0.3,0.5"]
+    assert main([*args, "--out", str(tmp_path / "o"), "--no-progress"]) == 2
+    assert "error: levels lists 0.5 more than once" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

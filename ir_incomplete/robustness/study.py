@@ -126,8 +126,16 @@ def _check_levels(method: str, levels, depth_option=None) -> list[Any]:
     if not levels:
         raise ValueError("levels is empty")
     if method in ("sample", "stratified"):
-        return [_degrade._check_fraction(v, "levels") for v in levels]
-    return [_degrade._check_int(v, "levels", 1) for v in levels]
+        checked: list[Any] = [_degrade._check_fraction(v, "levels") for v in levels]
+    else:
+        checked = [_degrade._check_int(v, "levels", 1) for v in levels]
+    twice = sorted({v for i, v in enumerate(checked) if v in checked[:i]})
+    if twice:
+        raise ValueError(
+            f"levels lists {', '.join(map(repr, twice))} more than once (levels={checked}); each level is one "
+            f"set of grid cells, keyed by its value: give it once and raise repeats for more draws"
+        )
+    return checked
 
 
 def _task_seed(seed: int, level_index: int, repeat: int) -> int:
