@@ -343,3 +343,34 @@ def test_cli_refuses_duplicate_levels(tmp_path, capsys):
     assert main([*args, "--out", str(tmp_path / "o"), "--no-progress"]) == 2
     assert "error: levels lists 0.5 more than once" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_study_compares_both_sides_on_the_topics_the_degradation_keeps():
+    """unjudged='drop' with min_relevant=0 removes topic t0 (5 judgments at 5 % → 0 kept): NumRet, which
+    ignores the judgments, must then agree exactly with its full-judgment value on the kept topics."""
+    from ir_incomplete import evaluate
+    from ir_incomplete.robustness import robustness_study
+
+    qrels = pd.DataFrame(
+        [(f"t{t}", f"d{d}", d % 2) for t in range(3) for d in range(5 if t == 0 else 40)],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    runs = {
+        f"r{i}": pd.DataFrame(
+            [(f"t{t}", f"d{d}", float(-d)) for t in range(3) for d in range(10 + 3 * i + 7 * i * (t == 0))],
+            columns=["query_id", "doc_id", "score"],
+        )
+        for i in range(3)
+    }
+    options = {"unjudged": "drop", "min_relevant": 0}
+    result = robustness_study(runs, qrels, ["NumRet", "P@5"], levels=[0.05], repeats=1, progress=False, options=options)
+    numret = result.stats.set_index("measure").loc["NumRet"]
+    assert numret["rmse"] == 0.0 and numret["bias"] == 0.0 and numret["tau"] == 1.0 and numret["rmse_topic"] == 0.0
+    scores = result.scores.set_index(["measure", "run"])
+    assert scores.loc["NumRet", "value"].tolist() == [20.0, 26.0, 32.0]  # t1 and t2: 10 + 3i each
+    assert scores.loc["NumRet", "reference"].tolist() == [20.0, 26.0, 32.0]
+    full = evaluate(runs, qrels, ["NumRet", "P@5"], per_query=True)
+    kept = full[full["query_id"] != "t0"].groupby(["measure", "run"])["value"]
+    np.testing.assert_array_equal(scores.loc["P@5", "reference"], kept.mean().loc["P@5"])  # mean over t1, t2
+    reference = result.reference.set_index(["measure", "run"])["value"]
+    assert reference.loc["NumRet"].tolist() == [30.0, 46.0, 62.0]  # the full-judgment frame: all topics

@@ -69,6 +69,14 @@ class StudyResult(NamedTuple):
       reference`` (``reference`` = the value it is compared with, from the full judgments);
     * ``reference``: the full-judgment scores used as references: ``measure, run, value``.
 
+    One topic set for both sides: a run's degraded and full-judgment scores are aggregated (averaged,
+    or summed for measures ``ir_measures`` sums, e.g. ``NumRet``) over the *same* topics, those that
+    have a per-topic score under both judgments. Usually that is every topic of the full judgments;
+    but a degradation can remove a topic (``unjudged="drop"`` with ``min_relevant=0`` leaves a small
+    topic without any judgment), and then that topic leaves both sides of that cell: ``scores.reference``
+    is the full-judgment aggregate over the kept topics and can differ from the ``reference`` frame,
+    which is over all topics.
+
     ``stats.attrs`` and ``scores.attrs`` hold ``method``, ``reference``, ``filters`` and
     ``runs_removed`` (the runs the filters left out). For ``method="logo"`` the level is the pool depth.
     """
@@ -194,9 +202,7 @@ def _degraded(ctx: _Context, level, seed: int, group: str | None = None) -> pd.D
 def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """``[measures × runs]`` mean scores of every run and ``[measures × runs × topics]`` per-topic scores
     (topics of the full judgments, NaN where the qrels lack the topic); one ``evaluate`` call on the converted runs."""
-    from ir_measures.measures import SumAgg
-
-    from ir_incomplete.api import as_measures, evaluate
+    from ir_incomplete.api import evaluate
 
     frame = evaluate(
         ctx.runs, qrels, measures, per_query=True, negative=ctx.negative, score_precision=ctx.score_precision
@@ -209,7 +215,7 @@ def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray,
     cell = np.ravel_multi_index((m, r), shape)
     total = np.bincount(cell, weights=values, minlength=shape[0] * shape[1]).reshape(shape)
     count = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
-    summed = np.array([isinstance(x.aggregator(), SumAgg) for x in as_measures(measures)], dtype=bool)
+    summed = _summed(measures)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(summed[:, None], total, total / count)
     per_topic = np.full(shape + (len(ctx.topic_ids),), np.nan)
@@ -475,13 +481,17 @@ def robustness_study(
         it = iter(unique_results)
         results = [by_level[t.level_index] if dup else next(it) for t, dup in zip(tasks, same, strict=True)]
 
+    summed = _summed(labels)
+    summed_ref = summed if ref_label is None else _summed(ref_measures)
     stat_rows, score_parts = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant score vectors give NaN correlations
         for task, (values, per_topic) in zip(cells, results, strict=True):
             for mi, label in enumerate(labels):
                 ri = mi if ref_label is None else 0
-                ref, est = full[ri], values[mi]
+                ref, est = _on_common_topics(
+                    (full[ri], full_topic[ri], summed_ref[ri]), (values[mi], per_topic[mi], summed[mi])
+                )
                 row = {"measure": label, "level": task.level, "repeat": task.repeat}
                 row.update(agreement(ref, est))
                 row["rmse_topic"] = _rmse_pairs(full_topic[ri], per_topic[mi])
@@ -504,6 +514,33 @@ def robustness_study(
     scores = pd.concat(score_parts, ignore_index=True)
     scores.attrs.update(attrs)
     return StudyResult(stats=stats, scores=scores, reference=reference_frame)
+
+
+def _summed(measures: list[str]) -> np.ndarray:
+    """Which measures sum over topics (``ir_measures``' SumAgg, e.g. NumRet) rather than average."""
+    from ir_measures.measures import SumAgg
+
+    from ir_incomplete.api import as_measures
+
+    return np.array([isinstance(x.aggregator(), SumAgg) for x in as_measures(measures)], dtype=bool)
+
+
+def _on_common_topics(reference, estimate) -> tuple[np.ndarray, np.ndarray]:
+    """Per-run aggregates of the reference and the estimate over one topic set: for each run, the topics
+    both have a per-topic score for. Each side is ``(per-run aggregate, [runs × topics] scores, summed?)``;
+    an aggregate whose topics already are the common ones is returned as it is (bit for bit)."""
+    out = []
+    present = [~np.isnan(side[1]) for side in (reference, estimate)]
+    common = present[0] & present[1]
+    for (aggregate, per_topic, summed), mine in zip((reference, estimate), present, strict=True):
+        if np.array_equal(mine, common):
+            out.append(aggregate)
+            continue
+        total = np.where(common, per_topic, 0.0).sum(axis=1)
+        count = common.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out.append(total if summed else total / count)
+    return out[0], out[1]
 
 
 def _merge_groups(ctx: _Context, cells, tasks, results) -> list[tuple[np.ndarray, np.ndarray]]:
