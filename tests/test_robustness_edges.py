@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 
 import numpy as np
 import pandas as pd
@@ -374,3 +376,24 @@ def test_study_compares_both_sides_on_the_topics_the_degradation_keeps():
     np.testing.assert_array_equal(scores.loc["P@5", "reference"], kept.mean().loc["P@5"])  # mean over t1, t2
     reference = result.reference.set_index(["measure", "run"])["value"]
     assert reference.loc["NumRet"].tolist() == [30.0, 46.0, 62.0]  # the full-judgment frame: all topics
+
+
+# ---------------------------------------------------------------------------------------------------
+# command line outputs
+# ---------------------------------------------------------------------------------------------------
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_cli_outputs_get_the_umask_permissions(tmp_path, umask):
+    from ir_incomplete.robustness.cli import main
+
+    qrels_path, run_dir = _write(tmp_path, *_tiny_runs())
+    out = tmp_path / "o"
+    old = os.umask(umask)
+    try:
+        args = ["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "--levels", "0.5"]
+        assert main([*args, "--repeats", "1", "--out", str(out), "--no-progress"]) == 0
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
+    assert "robustness_tau.png" in modes and "stats.csv" in modes and "manifest.json" in modes
+    assert set(modes.values()) == {0o666 & ~umask}, modes
