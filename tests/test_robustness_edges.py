@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import stat
 
 import numpy as np
@@ -397,3 +398,169 @@ def test_cli_outputs_get_the_umask_permissions(tmp_path, umask):
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
     assert "robustness_tau.png" in modes and "stats.csv" in modes and "manifest.json" in modes
     assert set(modes.values()) == {0o666 & ~umask}, modes
+
+
+# ---------------------------------------------------------------------------------------------------
+# interrupted studies, resumed
+# ---------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def collection():
+    """5 runs × 6 topics over 60 documents, graded judgments of 40 documents per topic."""
+    rng = np.random.default_rng(7)
+    qrels = pd.DataFrame(
+        [(f"t{t}", f"doc{d:02d}", int(rng.choice([0, 0, 0, 1, 2]))) for t in range(6) for d in range(40)],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    runs = {}
+    for r in range(5):
+        rows = [
+            (f"t{t}", f"doc{d:02d}", float(100 - k - r * 0.1 * (d % 3)))
+            for t in range(6)
+            for k, d in enumerate(rng.permutation(60)[:45])
+        ]
+        runs[f"run{r}"] = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
+    return runs, qrels
+
+
+STUDIES = [
+    dict(method="sample", levels=[0.2, 0.5, 1.0], repeats=3, seed=4, reference="AP"),
+    dict(
+        method="logo", levels=[5], options={"groups": {"run0": "a", "run1": "a", "run2": "b", "run3": "c", "run4": "c"}}
+    ),
+]
+
+
+def _interrupt_after(monkeypatch, cells):
+    """Make the grid stop with Ctrl-C after ``cells`` cells (sequential grid)."""
+    from ir_incomplete.robustness import study
+
+    real, calls = study._run_task, []
+
+    def run_task(ctx, task):
+        if len(calls) == cells:
+            raise KeyboardInterrupt
+        calls.append(task)
+        return real(ctx, task)
+
+    monkeypatch.setattr(study, "_run_task", run_task)
+    return calls
+
+
+@pytest.mark.parametrize("kwargs", STUDIES, ids=["sample", "logo"])
+def test_study_interrupted_and_resumed_equals_an_uninterrupted_one(tmp_path, monkeypatch, collection, kwargs):
+    from ir_incomplete.robustness import StudyInterrupted, robustness_study
+
+    runs, qrels = collection
+    measures = ["AP", "infAP", "NumRet"]
+    whole = robustness_study(runs, qrels, measures, progress=False, **kwargs)
+    cells = tmp_path / "cells"
+    _interrupt_after(monkeypatch, 2)
+    with pytest.raises(StudyInterrupted) as caught:
+        robustness_study(runs, qrels, measures, progress=False, checkpoint=cells, **kwargs)
+    total = 7 if kwargs["method"] == "sample" else 3  # fraction 1 is one cell; logo: one cell per group
+    assert (caught.value.finished, caught.value.total, caught.value.checkpoint) == (2, total, str(cells))
+    assert isinstance(caught.value, KeyboardInterrupt)
+    assert len(list(cells.glob("cell-*.npz"))) == 2 and (cells / "study.json").exists()
+    monkeypatch.undo()
+    calls = _interrupt_after(monkeypatch, 1000)
+    resumed = robustness_study(runs, qrels, measures, progress=False, resume=cells, **kwargs)
+    assert len(calls) == total - 2  # only the missing cells
+    for got, expected in zip(resumed, whole, strict=True):
+        pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    assert resumed.stats.attrs == whole.stats.attrs
+    assert len(list(cells.glob("cell-*.npz"))) == total
+    calls.clear()
+    again = robustness_study(runs, qrels, measures, progress=False, resume=cells, **kwargs)
+    assert calls == []  # everything on disk
+    pd.testing.assert_frame_equal(again.stats, whole.stats, check_exact=True)
+
+
+def test_study_interrupted_in_worker_processes_keeps_finished_cells(tmp_path, monkeypatch, collection):
+    """Ctrl-C while two worker processes run: the study stops the workers and raises at once."""
+    import threading
+    import time
+
+    from ir_incomplete.robustness import StudyInterrupted, robustness_study, study
+
+    runs, qrels = collection
+    cells = tmp_path / "cells"
+    real_save = study._execute
+
+    def interrupt_when_a_cell_is_saved(*args, done=None, **kwargs):
+        def save(i, result):
+            done(i, result)
+            if len(list(cells.glob("cell-*.npz"))) == 1:
+                threading.Thread(target=lambda: (time.sleep(0.05), os.kill(os.getpid(), signal.SIGINT))).start()
+
+        return real_save(*args, done=save, **kwargs)
+
+    monkeypatch.setattr(study, "_execute", interrupt_when_a_cell_is_saved)
+    began = time.monotonic()
+    with pytest.raises(StudyInterrupted) as caught:
+        robustness_study(runs, qrels, ["AP"], levels=[0.3], repeats=400, n_jobs=2, progress=False, checkpoint=cells)
+    took = time.monotonic() - began
+    finished = caught.value.finished
+    assert 1 <= finished < 400 and len(list(cells.glob("cell-*.npz"))) == finished
+    assert took < 10, took  # the whole grid takes far longer: it did not wait for it
+    assert not [p for p in cells.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(levels=[0.2, 0.5]), r"levels \(\[0.2, 0.5, 1.0\] there, \[0.2, 0.5\] here\)"),
+        (dict(seed=5), r"seed \(4 there, 5 here\)"),
+        (dict(repeats=2), r"repeats \(3 there, 2 here\)"),
+        (dict(measures=["AP"]), r'measures \(\["AP", "infAP", "NumRet"\] there, \["AP"\] here\)'),
+        (dict(reference=None), r'reference \("AP" there, null here\)'),
+        (dict(options={"unjudged": "drop"}), r'options \(\{\} there, \{"unjudged": "drop"\} here\)'),
+        (dict(qrels="other"), r"qrels \(other judgments\)"),
+        (dict(runs="fewer"), r"runs \(only there: \['run4'\]\)"),
+        (dict(runs="changed"), r"runs \(changed: \['run1'\]\)"),
+        (dict(negative="pooled_unjudged", score_precision="float64"), r'score_precision \("float32" there'),
+    ],
+)
+def test_resume_refuses_other_parameters(tmp_path, monkeypatch, collection, change, message):
+    from ir_incomplete.robustness import StudyInterrupted, robustness_study
+
+    runs, qrels = collection
+    kwargs = dict(STUDIES[0], measures=["AP", "infAP", "NumRet"])
+    cells = tmp_path / "cells"
+    _interrupt_after(monkeypatch, 1)
+    with pytest.raises(StudyInterrupted):
+        robustness_study(runs, qrels, progress=False, checkpoint=cells, **kwargs)
+    monkeypatch.undo()
+    kwargs.update(change)
+    if change.get("qrels") == "other":
+        kwargs["qrels"] = qrels.assign(relevance=qrels["relevance"].iloc[::-1].to_numpy())
+    if change.get("runs") == "fewer":
+        kwargs["runs"] = {k: v for k, v in runs.items() if k != "run4"}
+    if change.get("runs") == "changed":
+        kwargs["runs"] = dict(runs, run1=runs["run1"].assign(score=runs["run1"]["score"] + 1))
+    kwargs.setdefault("runs", runs)
+    kwargs.setdefault("qrels", qrels)
+    with pytest.raises(ValueError, match="holds a study run with other parameters.*" + message):
+        robustness_study(progress=False, resume=cells, **kwargs)
+    assert len(list(cells.glob("cell-*.npz"))) == 1  # untouched
+
+
+def test_resume_and_checkpoint_misuse(tmp_path, monkeypatch, collection):
+    from ir_incomplete.robustness import StudyInterrupted, robustness_study
+
+    runs, qrels = collection
+    with pytest.raises(ValueError, match="holds no study to resume"):
+        robustness_study(runs, qrels, ["AP"], progress=False, resume=tmp_path)
+    with pytest.raises(ValueError, match="no such folder"):
+        robustness_study(runs, qrels, ["AP"], progress=False, resume=tmp_path / "none")
+    _interrupt_after(monkeypatch, 1)
+    with pytest.raises(StudyInterrupted):
+        robustness_study(runs, qrels, ["AP"], levels=[0.5], repeats=2, progress=False, checkpoint=tmp_path / "c")
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="already holds cells of a study: pass resume= to continue it"):
+        robustness_study(runs, qrels, ["AP"], levels=[0.5], repeats=2, progress=False, checkpoint=tmp_path / "c")
+    # a cell file that cannot be read is computed again
+    cell = next((tmp_path / "c").glob("cell-*.npz"))
+    cell.write_bytes(b"PK\x03\x04 truncated")
+    whole = robustness_study(runs, qrels, ["AP"], levels=[0.5], repeats=2, progress=False)
+    again = robustness_study(runs, qrels, ["AP"], levels=[0.5], repeats=2, progress=False, resume=tmp_path / "c")
+    pd.testing.assert_frame_equal(again.stats, whole.stats, check_exact=True)

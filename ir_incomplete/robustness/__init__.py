@@ -55,7 +55,14 @@ from ir_incomplete.robustness.degrade import (
 from ir_incomplete.robustness.filters import RUN_FILTERS, filter_runs, runs_above_quartile, runs_retrieving, top_runs
 from ir_incomplete.robustness.plot import plot_robustness, plot_scatter
 from ir_incomplete.robustness.significance import TESTS, discriminative_power, pairwise_tests, preference_agreement
-from ir_incomplete.robustness.study import DEFAULT_LEVELS, METHODS, StudyResult, robustness_study, summarize
+from ir_incomplete.robustness.study import (
+    DEFAULT_LEVELS,
+    METHODS,
+    StudyInterrupted,
+    StudyResult,
+    robustness_study,
+    summarize,
+)
 
 __all__ = [
     "UNJUDGED_POLICIES",
@@ -88,6 +95,7 @@ __all__ = [
     "METHODS",
     "DEFAULT_LEVELS",
     "StudyResult",
+    "StudyInterrupted",
     "robustness_study",
     "summarize",
     "plot_robustness",

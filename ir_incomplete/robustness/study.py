@@ -37,7 +37,7 @@ from ir_incomplete.robustness import degrade as _degrade
 from ir_incomplete.robustness.compare import agreement
 from ir_incomplete.robustness.filters import _check_filters, filter_runs
 
-__all__ = ["METHODS", "DEFAULT_LEVELS", "StudyResult", "robustness_study", "summarize"]
+__all__ = ["METHODS", "DEFAULT_LEVELS", "StudyResult", "StudyInterrupted", "robustness_study", "summarize"]
 
 METHODS = ("sample", "stratified", "depth", "mixed", "logo")
 DEFAULT_LEVELS = {
@@ -84,6 +84,20 @@ class StudyResult(NamedTuple):
     stats: pd.DataFrame
     scores: pd.DataFrame
     reference: pd.DataFrame
+
+
+class StudyInterrupted(KeyboardInterrupt):
+    """A study stopped by Ctrl-C (``KeyboardInterrupt``) while its grid ran.
+
+    Queued cells were cancelled and worker processes stopped. ``finished`` of the ``total`` grid cells
+    are saved in ``checkpoint`` (None when the study was not given a cell folder: then nothing is kept);
+    ``robustness_study(..., resume=checkpoint)`` with the same arguments computes only the others.
+    """
+
+    def __init__(self, finished: int, total: int, checkpoint: str | None) -> None:
+        self.finished, self.total, self.checkpoint = finished, total, checkpoint
+        where = f"saved in {checkpoint}" if checkpoint else "not saved (give checkpoint=DIR to keep them)"
+        super().__init__(f"study interrupted: {finished} of {total} grid cells finished, {where}")
 
 
 @dataclass
@@ -246,6 +260,11 @@ def _watch_parent(parent: int, interval: float = 0.2) -> None:
 def _init_worker(ctx: _Context) -> None:
     global _WORKER_CONTEXT
     _WORKER_CONTEXT = ctx
+    import signal
+
+    # Ctrl-C reaches every process of the terminal's process group: the study process stops the workers
+    # itself (and saves what they finished); a worker must not die half-way through a pipe message.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.name == "posix":
         import threading
 
@@ -277,33 +296,67 @@ def _progress_bar(total: int, enabled: bool, desc: str):
     return _Silent()
 
 
+def _stop(pool) -> None:
+    """Cancel the queued cells of a ``ProcessPoolExecutor`` and terminate its workers (now, not after the
+    cells they are computing)."""
+    import contextlib
+
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(5)
+    pool.shutdown(wait=True)
+
+
 def _execute(
-    ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: str
+    ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: str, done=None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``(means, per_topic)`` of every task (:func:`_run_task`), in the order of ``tasks``."""
+    """``(means, per_topic)`` of every task (:func:`_run_task`), in the order of ``tasks``; ``done(i,
+    result)`` is called in this process as soon as task ``i`` is finished. On any error or interrupt,
+    queued tasks are cancelled and worker processes terminated before the exception propagates."""
     bar = _progress_bar(len(tasks), progress, desc)
     results: list[Any] = [None] * len(tasks)
+
+    def finished(i: int, result) -> None:
+        results[i] = result
+        if done is not None:
+            done(i, result)
+        bar.update(1)
+
     try:
         if client is not None:
             shared = client.scatter(ctx, broadcast=True)
             futures = [client.submit(_run_task, shared, task, pure=False) for task in tasks]
-            for i, fut in enumerate(futures):
-                results[i] = fut.result()
-                bar.update(1)
+            try:
+                for i, fut in enumerate(futures):
+                    finished(i, fut.result())
+            except BaseException:
+                cancel = getattr(client, "cancel", None)
+                if cancel is not None:
+                    cancel(futures)
+                raise
         elif n_jobs == 1 or len(tasks) <= 1:
             for i, task in enumerate(tasks):
-                results[i] = _run_task(ctx, task)
-                bar.update(1)
+                finished(i, _run_task(ctx, task))
         else:
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            with ProcessPoolExecutor(
-                max_workers=min(n_jobs, len(tasks)), initializer=_init_worker, initargs=(ctx,)
-            ) as pool:
+            pool = ProcessPoolExecutor(max_workers=min(n_jobs, len(tasks)), initializer=_init_worker, initargs=(ctx,))
+            try:
                 index_of = {pool.submit(_worker_task, task): i for i, task in enumerate(tasks)}
                 for fut in as_completed(index_of):
-                    results[index_of[fut]] = fut.result()
-                    bar.update(1)
+                    finished(index_of[fut], fut.result())
+            except BaseException:
+                _stop(pool)
+                raise
+            pool.shutdown(wait=True)
+    except KeyboardInterrupt:
+        bar.leave = False  # tqdm: clear the bar instead of leaving a half-full one above the message
+        raise
     finally:
         bar.close()
     return results
@@ -326,6 +379,8 @@ def robustness_study(
     filters: Sequence[str] | None = None,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
+    checkpoint: str | os.PathLike[str] | None = None,
+    resume: str | os.PathLike[str] | None = None,
 ) -> StudyResult:
     """Degrade ``qrels`` with ``method`` at each of ``levels``, ``repeats`` times, and compare rankings.
 
@@ -381,10 +436,27 @@ def robustness_study(
         (or ``pool_runs``), since filtering must not change the judgments.
     negative, score_precision
         Passed to :func:`ir_incomplete.evaluate`.
+    checkpoint
+        A folder (created if needed, holding no study yet) where every grid cell is saved as soon as it
+        is finished, atomically: ``study.json`` (the parameters and digests of the judgments and runs)
+        and one ``cell-*.npz`` per cell (its scores, exactly). An interrupted study (Ctrl-C raises
+        :class:`StudyInterrupted`, a ``KeyboardInterrupt``, after cancelling the queued cells and
+        stopping the workers) keeps its finished cells there.
+    resume
+        The ``checkpoint`` folder of an interrupted study: its finished cells are loaded and only the
+        others are computed (and saved there). The results equal those of an uninterrupted study bit
+        for bit, since every cell has its own seed. A ValueError names every difference when the study
+        in the folder was run with other parameters, judgments or runs (or another version of
+        ``ir_incomplete``).
 
     Returns
     -------
     :class:`StudyResult` ``(stats, scores, reference)``.
+
+    Raises
+    ------
+    StudyInterrupted
+        On Ctrl-C while the grid runs (see ``checkpoint``).
     """
     from ir_incomplete.api import as_measures
     from ir_incomplete.data import prepare_runs
@@ -392,6 +464,9 @@ def robustness_study(
 
     if method not in METHODS:
         raise ValueError(f"method={method!r} is not valid; choices: {', '.join(METHODS)}")
+    if resume is not None and checkpoint is not None and os.path.abspath(resume) != os.path.abspath(checkpoint):
+        raise ValueError(f"checkpoint={checkpoint!r} and resume={resume!r} differ: resume= continues in its folder")
+    given_options = dict(options or {})
     options = dict(options or {})
     unknown = sorted(set(options) - set(_OPTIONS[method]))
     if unknown:
@@ -467,13 +542,65 @@ def robustness_study(
 
     tasks = [_Task(li, level, r, _task_seed(seed, li, r)) for li, level in enumerate(levels) for r in range(n_repeats)]
     cells = tasks
+    groups: list[str] = []
     if method == "logo":  # one task per (depth, group): each group's runs on their own judgments
         groups = sorted({options["groups"][r] for r in run_names})
         tasks = [t._replace(group=g) for t in cells for g in groups]
     # a full-size sample (fraction 1) keeps every judgment whatever the seed: evaluate it once
     same = [method in ("sample", "stratified") and t.level == 1.0 and t.repeat > 0 for t in tasks]
     unique_tasks = [t for t, dup in zip(tasks, same, strict=True) if not dup]
-    unique_results = _execute(ctx, unique_tasks, n_jobs, client, progress, desc=f"robustness ({method})")
+    store = None
+    if checkpoint is not None or resume is not None:
+        from ir_incomplete.robustness._cells import CellStore, fingerprint
+
+        parameters = {
+            "method": method,
+            "levels": levels,
+            "repeats": n_repeats,
+            "seed": seed,
+            "measures": labels,
+            "reference": ref_label,
+            "options": {k: (options["groups"] if k == "groups" else v) for k, v in given_options.items()},
+            "filters": filters,
+            "negative": negative,
+            "score_precision": score_precision,
+        }
+        store = CellStore(
+            resume if resume is not None else checkpoint,  # type: ignore[arg-type]
+            fingerprint(run_map, judgments_frame(judgments), parameters),
+            resume=resume is not None,
+            name="resume" if resume is not None else "checkpoint",
+        )
+    group_index = (
+        {g: i for i, g in enumerate(sorted({options["groups"][r] for r in run_names}))} if method == "logo" else {}
+    )
+
+    def key(task: _Task) -> tuple[int, int, int | None]:
+        return task.level_index, task.repeat, None if task.group is None else group_index[task.group]
+
+    loaded: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if store is not None and resume is not None:
+        for k, task in enumerate(unique_tasks):
+            cell = store.load(key(task), task.seed, len(labels), len(ctx.topic_ids))
+            if cell is not None:
+                loaded[k] = cell
+    todo = [k for k in range(len(unique_tasks)) if k not in loaded]
+
+    def save(i: int, result) -> None:
+        if store is not None:
+            task = unique_tasks[todo[i]]
+            store.save(key(task), task.seed, result)
+
+    try:
+        computed = _execute(
+            ctx, [unique_tasks[k] for k in todo], n_jobs, client, progress, desc=f"robustness ({method})", done=save
+        )
+    except KeyboardInterrupt:
+        saved = store.saved if store is not None else 0
+        raise StudyInterrupted(len(loaded) + saved, len(unique_tasks), store.folder if store else None) from None
+    by_index = dict(loaded)
+    by_index.update(zip(todo, computed, strict=True))
+    unique_results = [by_index[k] for k in range(len(unique_tasks))]
     if method == "logo":
         results = _merge_groups(ctx, cells, unique_tasks, unique_results)
     else:
