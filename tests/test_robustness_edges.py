@@ -6,6 +6,7 @@ import os
 import re
 import signal
 import stat
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -564,3 +565,191 @@ def test_resume_and_checkpoint_misuse(tmp_path, monkeypatch, collection):
     whole = robustness_study(runs, qrels, ["AP"], levels=[0.5], repeats=2, progress=False)
     again = robustness_study(runs, qrels, ["AP"], levels=[0.5], repeats=2, progress=False, resume=tmp_path / "c")
     pd.testing.assert_frame_equal(again.stats, whole.stats, check_exact=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# command line: interrupt, resume, validation before the study
+# ---------------------------------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(qrels_path, run_dir, out, *extra):
+    args = ["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "infAP", "--levels", "0.2,0.5"]
+    return [*args, "--repeats", "3", "--seed", "4", "--out", str(out), "--no-progress", *extra]
+
+
+def _outputs(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.name != "manifest.json"}
+
+
+def test_cli_interrupted_then_resumed_gives_the_same_files(tmp_path, monkeypatch, capsys, collection):
+    import json
+    import shlex
+
+    from ir_incomplete.robustness.cli import main
+
+    qrels_path, run_dir = _write(tmp_path, *collection)
+    whole = tmp_path / "whole"
+    assert main(_cli(qrels_path, run_dir, whole)) == 0
+    capsys.readouterr()
+    out = tmp_path / "out"
+    _interrupt_after(monkeypatch, 2)
+    assert main(_cli(qrels_path, run_dir, out, "--overwrite")) == 130
+    captured = capsys.readouterr()
+    err = captured.err.splitlines()
+    assert len(err) == 1 and captured.out == ""
+    assert err[0].startswith(f"ir_incomplete robustness: interrupted; 2 of 6 grid cells saved in {out / 'cells'}")
+    command = err[0].split("; resume with: ", 1)[1]
+    assert command == shlex.join(["ir_incomplete", "robustness", *_cli(qrels_path, run_dir, out), "--resume"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is False and manifest["cells"] == {"folder": "cells", "finished": 2, "total": 6}
+    assert len(list((out / "cells").glob("cell-*.npz"))) == 2
+    monkeypatch.undo()
+    calls = _interrupt_after(monkeypatch, 1000)
+    assert main(shlex.split(command)[2:]) == 0
+    assert len(calls) == 4  # only the missing cells
+    assert _outputs(out) == _outputs(whole)  # byte for byte: CSV files and plots
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is True and len(manifest["resumed"]) == 1 and "cells" not in manifest
+
+
+def test_cli_resume_refuses_other_options_or_data(tmp_path, monkeypatch, capsys, collection):
+    from ir_incomplete.robustness.cli import main
+
+    qrels_path, run_dir = _write(tmp_path, *collection)
+    out = tmp_path / "out"
+    _interrupt_after(monkeypatch, 1)
+    assert main(_cli(qrels_path, run_dir, out)) == 130
+    monkeypatch.undo()
+    capsys.readouterr()
+    before = _outputs(out / "cells")
+    assert main(_cli(qrels_path, run_dir, out, "--resume", "--seed", "5", "--method", "stratified")) == 2
+    err = capsys.readouterr().err
+    assert "the study in" in err and '--method ("sample" there, "stratified" here); --seed (4 there, 5 here)' in err
+    assert main(_cli(qrels_path, run_dir, out)) == 2  # no --resume: the folder is not empty
+    assert "it holds an unfinished study: add --resume to continue it, or --overwrite" in capsys.readouterr().err
+    qrels_path.write_text(qrels_path.read_text().replace(" 0\n", " 1\n", 5))
+    assert main(_cli(qrels_path, run_dir, out, "--resume")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "other parameters" in err and "qrels (other judgments)" in err
+    assert main(_cli(qrels_path, run_dir, out, "--resume", "--overwrite")) == 2
+    assert "give one of them" in capsys.readouterr().err
+    assert main(_cli(qrels_path, run_dir, tmp_path / "none", "--resume")) == 2
+    assert "nothing to resume" in capsys.readouterr().err
+    assert _outputs(out / "cells") == before  # untouched
+
+
+@pytest.mark.parametrize("measure", ["nDCG@x", "NoSuchMeasure", "AP@0"])
+def test_cli_bad_measure_stops_before_touching_out(tmp_path, capsys, collection, measure):
+    """A measure that fails to parse: one line, exit 2, and the previous study in --out is left whole,
+    even with --overwrite."""
+    import json
+
+    from ir_incomplete.robustness.cli import main
+
+    qrels_path, run_dir = _write(tmp_path, *collection)
+    out = tmp_path / "out"
+    assert main(_cli(qrels_path, run_dir, out, "--no-plots")) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    args = _cli(qrels_path, run_dir, out, "--overwrite")
+    args[args.index("infAP")] = measure
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ir_incomplete robustness: error:")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert json.loads(before["manifest.json"])["complete"] is True
+    args = _cli(qrels_path, run_dir, tmp_path / "new", "--reference", measure)
+    assert main(args) == 2
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("measure", ["SDCG@10", "INST(T=1)", "BPM(T=1,min_rel=1)"])
+def test_cli_measure_another_provider_cannot_evaluate(tmp_path, capsys, monkeypatch, collection, measure):
+    """Measures handed to other providers without a parameter they need: one line naming the measure,
+    exit 2, no manifest left, and no grid cell computed."""
+    from ir_incomplete.robustness.cli import main
+
+    qrels_path, run_dir = _write(tmp_path, *collection)
+    calls = _interrupt_after(monkeypatch, 1000)
+    args = _cli(qrels_path, run_dir, tmp_path / "o", "--reference", "AP")
+    args[args.index("infAP")] = measure
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ir_incomplete robustness: error:")
+    assert "measure" in err and ("SDCG" in err or "INST" in err or "BPM" in err)
+    assert calls == [] and not (tmp_path / "o").exists()
+
+
+def _children(pid):
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+def test_cli_ctrl_c_with_worker_processes(tmp_path, collection):
+    """SIGINT to ``python -m ir_incomplete robustness ... --n-jobs 2``: exit 130 within seconds, one line
+    on stderr saying how to resume, the finished cells on disk, the workers gone."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    qrels_path, run_dir = _write(tmp_path, *collection)
+    out = tmp_path / "out"
+    args = _cli(qrels_path, run_dir, out, "--n-jobs", "2", "--no-plots")
+    args[args.index("--repeats") + 1] = "3000"  # far longer than the test waits
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    command = [sys.executable, "-m", "ir_incomplete", "robustness", *args]
+    study = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and study.poll() is None:
+            if (out / "cells").is_dir() and any((out / "cells").glob("cell-*.npz")):
+                break
+            time.sleep(0.05)
+        assert study.poll() is None, study.communicate()
+        workers = _children(study.pid)
+        assert len(workers) >= 2
+        sent = time.monotonic()
+        study.send_signal(signal.SIGINT)
+        stdout, stderr = study.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if study.poll() is None:
+            study.kill()
+            study.wait()
+    assert study.returncode == 130, stderr
+    assert took < 5, took
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("ir_incomplete robustness: interrupted; ")
+    assert (
+        lines[0].endswith(" --n-jobs 2 --no-plots --resume")
+        and "resume with: ir_incomplete robustness --qrels" in lines[0]
+    )
+    on_disk = len(list((out / "cells").glob("cell-*.npz")))
+    assert 1 <= on_disk < 6000
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is False and manifest["cells"]["finished"] == on_disk
+    assert manifest["cells"]["total"] == 6000
+    assert f"{on_disk} of 6000 grid cells saved in" in lines[0]
+    assert not [w for w in workers if _alive(w)], "worker processes outlived the interrupted study"
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

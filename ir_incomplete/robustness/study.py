@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -238,6 +238,37 @@ def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray,
     return means, per_topic
 
 
+def _probe(measures: list[str], ctx: _Context, judgments, only_first_topic: bool) -> None:
+    """Evaluate ``measures`` (on the first topic only, or on all), and when that fails with anything but
+    a ValueError/TypeError (bad input explains itself), raise a ValueError naming the measure that fails
+    alone. Measures are checked this way before the first grid cell, so a measure that cannot be
+    evaluated stops the study before any cell is computed."""
+    if not measures or not len(judgments.topic_ids):
+        return
+    rows = judgments.topic == 0 if only_first_topic else np.ones(len(judgments.grades), dtype=bool)
+    qrels = judgments.frame(rows, judgments.grades)
+
+    def attempt(chosen: list[str]) -> BaseException | None:
+        try:
+            _mean_scores(ctx, qrels, chosen)
+        except (ValueError, TypeError):
+            return None  # e.g. nothing to evaluate on one topic: the full judgments decide
+        except Exception as exc:  # noqa: BLE001 - any other failure of a measure is reported with its name
+            return exc
+        return None
+
+    if attempt(measures) is None:
+        return
+    for measure in measures:
+        failure = attempt([measure])
+        if failure is not None:
+            detail = " ".join(str(failure).split()) or "no message"
+            raise ValueError(
+                f"measure {measure!r} cannot be evaluated ({type(failure).__name__}: {detail}); "
+                f"check its parameters (ir_incomplete measures lists them)"
+            ) from failure
+
+
 def _run_task(ctx: _Context, task) -> tuple[np.ndarray, np.ndarray]:
     task = _Task(*task)
     if task.group is not None:  # logo: score the group's own runs only
@@ -381,6 +412,7 @@ def robustness_study(
     score_precision: str = "float32",
     checkpoint: str | os.PathLike[str] | None = None,
     resume: str | os.PathLike[str] | None = None,
+    _before_grid: Callable[[], object] | None = None,
 ) -> StudyResult:
     """Degrade ``qrels`` with ``method`` at each of ``levels``, ``repeats`` times, and compare rankings.
 
@@ -519,7 +551,14 @@ def robustness_study(
 
     # reference scores on the full judgments (and the filter measure's)
     ref_measures = labels if ref_label is None else [ref_label]
-    full, full_topic = _mean_scores(ctx, judgments_frame(judgments), ref_measures)
+    _probe([m for m in labels if m not in ref_measures], ctx, judgments, only_first_topic=True)
+    try:
+        full, full_topic = _mean_scores(ctx, judgments_frame(judgments), ref_measures)
+    except (ValueError, TypeError):
+        raise
+    except Exception:  # e.g. a provider's AssertionError on a parameter it lacks: name the measure
+        _probe(ref_measures, ctx, judgments, only_first_topic=False)
+        raise
     removed: list[str] = []
     if filters:
         kept = filter_runs(run_map, judgments_frame(judgments), filters, scores=pd.Series(full[0], index=run_names))
@@ -549,6 +588,9 @@ def robustness_study(
     # a full-size sample (fraction 1) keeps every judgment whatever the seed: evaluate it once
     same = [method in ("sample", "stratified") and t.level == 1.0 and t.repeat > 0 for t in tasks]
     unique_tasks = [t for t, dup in zip(tasks, same, strict=True) if not dup]
+    # everything is checked, and the measures evaluated on the full judgments: the grid starts now
+    if _before_grid is not None and resume is None:
+        _before_grid()
     store = None
     if checkpoint is not None or resume is not None:
         from ir_incomplete.robustness._cells import CellStore, fingerprint
@@ -571,9 +613,9 @@ def robustness_study(
             resume=resume is not None,
             name="resume" if resume is not None else "checkpoint",
         )
-    group_index = (
-        {g: i for i, g in enumerate(sorted({options["groups"][r] for r in run_names}))} if method == "logo" else {}
-    )
+    if _before_grid is not None and resume is not None:
+        _before_grid()
+    group_index = {g: i for i, g in enumerate(groups)}
 
     def key(task: _Task) -> tuple[int, int, int | None]:
         return task.level_index, task.repeat, None if task.group is None else group_index[task.group]
