@@ -753,3 +753,33 @@ def _alive(pid):
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+# ---------------------------------------------------------------------------------------------------
+# tau_ap of tied runs
+# ---------------------------------------------------------------------------------------------------
+def test_tied_runs_give_tau_ap_below_one_and_the_summary_says_why(tmp_path, capsys, collection):
+    import json
+
+    from ir_incomplete.robustness import robustness_study
+    from ir_incomplete.robustness.cli import main
+
+    runs, qrels = collection
+    runs = dict(runs, copy=runs["run0"].copy())  # a run tied with run0 under every measure
+    result = robustness_study(runs, qrels, ["AP"], levels=[1.0], repeats=1, progress=False)
+    row = result.stats.iloc[0]
+    assert row["tau"] == 1.0
+    # 6 runs, one tie: the tied pair counts 1/2 wherever it is walked, so tau_ap = tau_ap(x, x) < 1
+    reference = result.reference.set_index("run")["value"]
+    assert row["tau_ap"] == pytest.approx(tau_ap(reference, reference), abs=1e-15)
+    assert 0.9 < row["tau_ap"] < 1.0
+    qrels_path, run_dir = _write(tmp_path, runs, qrels)
+    args = ["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "--levels", "1", "--repeats", "1"]
+    assert main([*args, "--out", str(tmp_path / "o"), "--no-progress", "--no-plots"]) == 0
+    out = capsys.readouterr().out
+    note = "note: tied runs on the full judgments (2 runs under AP): tau_ap < 1 even where the rankings agree"
+    assert note in out and "Kendall's tau (tau-b) discounts ties and can still be 1" in out
+    assert json.loads((tmp_path / "o" / "manifest.json").read_text())["notes"][0].startswith(note)
+    (run_dir / "copy").unlink()  # no tie: no note
+    assert main([*args, "--out", str(tmp_path / "p"), "--no-progress", "--no-plots"]) == 0
+    assert "note:" not in capsys.readouterr().out

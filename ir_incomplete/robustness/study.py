@@ -69,6 +69,12 @@ class StudyResult(NamedTuple):
       reference`` (``reference`` = the value it is compared with, from the full judgments);
     * ``reference``: the full-judgment scores used as references: ``measure, run, value``.
 
+    Tied runs: where two runs score the same on the full judgments, ``tau_ap`` stays below 1 even for a
+    degraded ranking identical to the reference (e.g. 0.999 at level 1.0 while ``tau`` is 1). τ_AP
+    (:func:`~ir_incomplete.robustness.tau_ap`) is the expected value over random orders of each tie, so
+    a tied pair counts as half right; Kendall's τ-b leaves tied pairs out. The command line prints a
+    note when this happens.
+
     One topic set for both sides: a run's degraded and full-judgment scores are aggregated (averaged,
     or summed for measures ``ir_measures`` sums, e.g. ``NumRet``) over the *same* topics, those that
     have a per-topic score under both judgments. Usually that is every topic of the full judgments;
