@@ -783,3 +783,61 @@ def test_tied_runs_give_tau_ap_below_one_and_the_summary_says_why(tmp_path, caps
     (run_dir / "copy").unlink()  # no tie: no note
     assert main([*args, "--out", str(tmp_path / "p"), "--no-progress", "--no-plots"]) == 0
     assert "note:" not in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------------
+# plot axes
+# ---------------------------------------------------------------------------------------------------
+def _stats(levels, method, repeats=1):
+    rows = [
+        {"measure": m, "level": level, "repeat": r, "tau": 0.5 + 0.01 * i + 0.001 * r}
+        for m in ("AP", "infAP")
+        for i, level in enumerate(levels)
+        for r in range(repeats)
+    ]
+    stats = pd.DataFrame(rows)
+    stats.attrs["method"] = method
+    return stats
+
+
+def _axis(fig):
+    ax = fig.axes[0]
+    fig.canvas.draw()  # the locators run when the figure is drawn
+    return list(ax.get_xticks()), ax.get_xlim(), [t.get_text() for t in ax.get_xticklabels()]
+
+
+@pytest.mark.parametrize("method", ["depth", "mixed", "logo"])
+def test_plot_single_integer_level(method):
+    pytest.importorskip("matplotlib")
+    from ir_incomplete.robustness import plot_robustness
+
+    ticks, limits, labels = _axis(plot_robustness(_stats([10], method)))
+    assert ticks == [10.0] and labels == ["10"]
+    assert limits == (5.0, 15.0)  # not 9.6 to 10.4
+    ticks, limits, _ = _axis(plot_robustness(_stats([1], method)))
+    assert ticks == [1.0] and limits == (0.0, 2.0)
+
+
+def test_plot_integer_depths_get_integer_ticks():
+    pytest.importorskip("matplotlib")
+    from ir_incomplete.robustness import plot_robustness
+
+    ticks, limits, labels = _axis(plot_robustness(_stats([1, 5, 10], "depth")))
+    assert ticks == [1.0, 5.0, 10.0] and labels == ["1", "5", "10"]  # no tick at 2.5
+    assert limits[0] < 1 and limits[1] > 10
+    many = list(range(1, 31, 2))  # 15 depths: matplotlib's integer ticks
+    ticks, limits, _ = _axis(plot_robustness(_stats(many, "depth")))
+    inside = [t for t in ticks if limits[0] <= t <= limits[1]]
+    assert len(inside) >= 3 and all(float(t).is_integer() for t in inside)
+    ticks, _, labels = _axis(plot_robustness(_stats([1, 10, 100], "depth"), logx=True))
+    assert ticks == [1.0, 10.0, 100.0] and labels == ["1", "10", "100"]
+
+
+def test_plot_single_fraction_level():
+    pytest.importorskip("matplotlib")
+    from ir_incomplete.robustness import plot_robustness
+
+    ticks, limits, labels = _axis(plot_robustness(_stats([0.3], "sample", repeats=3)))
+    assert ticks == [30.0] and limits == (15.0, 45.0) and labels == ["30"]
+    ticks, limits, _ = _axis(plot_robustness(_stats([0.05, 0.1, 0.3, 1.0], "sample")))
+    assert limits[0] < 5 and limits[1] > 100  # several fractions: matplotlib's own ticks
