@@ -16,7 +16,9 @@ measure's system ranking and values hold. This package does that for any measure
   Tukey HSD tests between runs, :func:`discriminative_power`, :func:`preference_agreement`;
 * **study** (:mod:`~ir_incomplete.robustness.study`): :func:`robustness_study` runs the whole grid
   (levels × repeats), locally, in processes or on a dask cluster, including leave-one-group-out
-  (``method="logo"``: every run scored without its own group's pool contributions);
+  (``method="logo"``: every run scored without its own group's pool contributions); with
+  ``checkpoint=DIR`` every finished cell is saved, and ``resume=DIR`` continues an interrupted study
+  (:class:`StudyInterrupted`);
 * **plot** (:mod:`~ir_incomplete.robustness.plot`, needs matplotlib): robustness curves and
   actual-vs-estimated scatter plots;
 * the ``ir_incomplete robustness`` command line (:mod:`~ir_incomplete.robustness.cli`).

@@ -19,8 +19,15 @@ into place, so a killed study never leaves a truncated file under a final name. 
 the files of the previous study are removed first. Worker processes (``--n-jobs``) exit when this
 process dies.
 
+Interrupt and resume: every finished grid cell is saved at once in ``--out``'s ``cells`` folder
+(atomically; the folder is removed when the study is complete). Ctrl-C cancels the queued cells, stops
+the workers, records the interruption in the manifest and prints one line with the command that resumes
+the study (the same arguments with ``--resume``). ``--resume`` computes only the missing cells (the
+files equal an uninterrupted run's byte for byte) and refuses options, judgments or runs that differ,
+naming them. Measures and levels are checked before ``--out`` is touched.
+
 Exit codes: 0 success; 2 errors (bad options or parameters, a missing, unreadable or malformed file, an
-output folder that cannot be used). Errors are one line on stderr.
+output folder that cannot be used); 130 interrupted (Ctrl-C). Errors are one line on stderr.
 """
 
 from __future__ import annotations
