@@ -24,6 +24,7 @@ Run filters of the papers (:mod:`~ir_incomplete.robustness.filters`) select the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -336,8 +337,6 @@ def _progress_bar(total: int, enabled: bool, desc: str):
 def _stop(pool) -> None:
     """Cancel the queued cells of a ``ProcessPoolExecutor`` and terminate its workers (now, not after the
     cells they are computing)."""
-    import contextlib
-
     processes = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
@@ -374,7 +373,8 @@ def _execute(
             except BaseException:
                 cancel = getattr(client, "cancel", None)
                 if cancel is not None:
-                    cancel(futures)
+                    with contextlib.suppress(Exception):  # the first error is the one to report
+                        cancel(futures)
                 raise
         elif n_jobs == 1 or len(tasks) <= 1:
             for i, task in enumerate(tasks):
