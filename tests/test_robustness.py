@@ -1039,9 +1039,9 @@ def test_cli_manifest_and_overwrite(tmp_path, small_collection, capsys):
     assert not (tmp_path / "new").exists()
 
 
-def test_cli_outputs_are_atomic(tmp_path, small_collection, monkeypatch):
-    """A study killed while writing leaves no truncated file under a final name, and its manifest says
-    it is incomplete."""
+def test_cli_outputs_are_atomic(tmp_path, small_collection, monkeypatch, capsys):
+    """A study interrupted while writing leaves no truncated file under a final name, its manifest says
+    it is incomplete, and --resume finishes it from the saved cells."""
     import json
 
     from ir_incomplete.robustness import cli
@@ -1059,11 +1059,14 @@ def test_cli_outputs_are_atomic(tmp_path, small_collection, monkeypatch):
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", dies_half_way)
     out = tmp_path / "out"
-    with pytest.raises(KeyboardInterrupt):
-        cli.main(_cli_args(qrels_path, run_dir, out))
-    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "stats.csv", "summary.csv"]
+    assert cli.main(_cli_args(qrels_path, run_dir, out)) == 130
+    assert "interrupted; all 2 grid cells saved in" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["cells", "manifest.json", "stats.csv", "summary.csv"]
     assert json.loads((out / "manifest.json").read_text())["complete"] is False
     monkeypatch.setattr(pd.DataFrame, "to_csv", real)
+    assert cli.main(_cli_args(qrels_path, run_dir, out, "--resume")) == 0
+    assert json.loads((out / "manifest.json").read_text())["complete"] is True
+    assert not (out / "cells").exists()  # removed once the study is complete
     assert cli.main(_cli_args(qrels_path, run_dir, out, "--overwrite")) == 0
     assert json.loads((out / "manifest.json").read_text())["complete"] is True
 

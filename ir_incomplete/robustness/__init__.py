@@ -16,7 +16,9 @@ measure's system ranking and values hold. This package does that for any measure
   randomised Tukey HSD tests between runs, :func:`discriminative_power`, :func:`preference_agreement`;
 * **study** (:mod:`~ir_incomplete.robustness.study`): :func:`robustness_study` runs the whole grid
   (levels × repeats), locally, in processes or on a dask cluster, including leave-one-group-out
-  (``method="logo"``: every run scored without its own group's pool contributions);
+  (``method="logo"``: every run scored without its own group's pool contributions); with
+  ``checkpoint=DIR`` every finished cell is saved, and ``resume=DIR`` continues an interrupted study
+  (:class:`StudyInterrupted`);
 * **plot** (:mod:`~ir_incomplete.robustness.plot`, needs matplotlib): robustness curves and
   actual-vs-estimated scatter plots;
 * the ``ir_incomplete robustness`` command line (:mod:`~ir_incomplete.robustness.cli`).
@@ -55,7 +57,14 @@ from ir_incomplete.robustness.degrade import (
 from ir_incomplete.robustness.filters import RUN_FILTERS, filter_runs, runs_above_quartile, runs_retrieving, top_runs
 from ir_incomplete.robustness.plot import plot_robustness, plot_scatter
 from ir_incomplete.robustness.significance import TESTS, discriminative_power, pairwise_tests, preference_agreement
-from ir_incomplete.robustness.study import DEFAULT_LEVELS, METHODS, StudyResult, robustness_study, summarize
+from ir_incomplete.robustness.study import (
+    DEFAULT_LEVELS,
+    METHODS,
+    StudyInterrupted,
+    StudyResult,
+    robustness_study,
+    summarize,
+)
 
 __all__ = [
     "UNJUDGED_POLICIES",
@@ -88,6 +97,7 @@ __all__ = [
     "METHODS",
     "DEFAULT_LEVELS",
     "StudyResult",
+    "StudyInterrupted",
     "robustness_study",
     "summarize",
     "plot_robustness",

@@ -19,8 +19,15 @@ into place, so a killed study never leaves a truncated file under a final name. 
 the files of the previous study are removed first. Worker processes (``--n-jobs``) exit when this
 process dies.
 
+Interrupt and resume: every finished grid cell is saved at once in ``--out``'s ``cells`` folder
+(atomically; the folder is removed when the study is complete). Ctrl-C cancels the queued cells, stops
+the workers, records the interruption in the manifest and prints one line with the command that resumes
+the study (the same arguments with ``--resume``). ``--resume`` computes only the missing cells (the
+files equal an uninterrupted run's byte for byte) and refuses options, judgments or runs that differ,
+naming them. Measures and levels are checked before ``--out`` is touched.
+
 Exit codes: 0 success; 2 errors (bad options or parameters, a missing, unreadable or malformed file, an
-output folder that cannot be used). Errors are one line on stderr.
+output folder that cannot be used); 130 interrupted (Ctrl-C). Errors are one line on stderr.
 """
 
 from __future__ import annotations
@@ -31,12 +38,12 @@ import functools
 import json
 import os
 import sys
-import tempfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
+from ir_incomplete.robustness._files import atomic_write
 
 __all__ = ["main", "build_parser"]
 
@@ -53,10 +60,18 @@ OUTPUT_FILES = (
     "robustness_rmse.png",
     MANIFEST,
 )
+CELLS = "cells"  # the finished grid cells of an unfinished study (removed once the study is complete)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+#: parameters that do not change the results: a study may be resumed with other values
+_RUNTIME = ("n_jobs", "no_progress", "no_plots", "overwrite", "resume", "out", "qrels", "runs", "groups")
 
 
 class _UsageError(Exception):
     pass
+
+
+class _OutError(Exception):
+    """``--out`` cannot be written."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,6 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--overwrite", action="store_true", help="use a non-empty --out folder: remove the previous study's files first"
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted study in --out (same options): compute only the grid cells it has not saved",
     )
     p.add_argument(
         "--filters",
@@ -210,11 +230,28 @@ def _groups(path: str, column: str):
 
     if not os.path.isfile(path):
         raise _UsageError(f"--groups: no such file: {path}")
-    frame = pd.read_csv(path, dtype=str)
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)  # a team called "NA" stays "NA"
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # incl. pandas' ParserError, EmptyDataError
+        raise _UsageError(f"--groups: cannot read {path}: {' '.join(str(exc).split())}") from None
     for col in ("run", column):
         if col not in frame.columns:
             raise _UsageError(f"--groups: {path} has no column {col!r} (columns: {', '.join(frame.columns)})")
-    return dict(zip(frame["run"], frame[column], strict=True))
+    runs, names = frame["run"], frame[column]
+    for values, what in ((runs, "run name"), (names, f"group ({column!r})")):
+        empty = values.isna() | (values.str.strip() == "")
+        if empty.any():
+            rows = (empty[empty].index + 1).tolist()
+            which = "" if what == "run name" else f" for runs {runs[empty].tolist()[:10]}"
+            raise _UsageError(
+                f"--groups: {path} has no {what}{which} (empty cell in data row{'s' if len(rows) > 1 else ''} "
+                f"{', '.join(map(str, rows[:10]))}{' …' if len(rows) > 10 else ''}); every run needs its group"
+            )
+    mapping: dict[str, str] = {}
+    for run, name in zip(runs, names, strict=True):
+        if mapping.setdefault(run, name) != name:
+            raise _UsageError(f"--groups: {path} gives run {run!r} two groups: {mapping[run]!r} and {name!r}")
+    return mapping
 
 
 def _run_files(items: Sequence[str]) -> list[str]:
@@ -266,8 +303,14 @@ def _check_out(path: str, overwrite: bool) -> tuple[list[str], bool]:
         present = sorted(os.listdir(path))
         if present and not overwrite:
             shown = ", ".join(present[:5]) + (" …" if len(present) > 5 else "")
+            unfinished = _read_manifest(path).get("complete") is False
             raise _UsageError(
-                f"--out: folder {path} is not empty ({shown}); use --overwrite to replace the study in it"
+                f"--out: folder {path} is not empty ({shown}); "
+                + (
+                    "it holds an unfinished study: add --resume to continue it, or --overwrite to replace it"
+                    if unfinished
+                    else "use --overwrite to replace the study in it"
+                )
             )
         if not os.access(path, os.W_OK | os.X_OK):
             raise _UsageError(f"--out: folder {path} is not writable")
@@ -275,7 +318,7 @@ def _check_out(path: str, overwrite: bool) -> tuple[list[str], bool]:
         with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
             with open(os.path.join(path, MANIFEST), encoding="utf-8") as handle:
                 old.update(os.path.basename(str(f)) for f in json.load(handle).get("files", []))
-        return [f for f in present if f in old or (f.startswith(".") and f.endswith(".tmp"))], False
+        return [f for f in present if f in old or f == CELLS or (f.startswith(".") and f.endswith(".tmp"))], False
     try:
         os.makedirs(path)
     except OSError as exc:
@@ -283,20 +326,71 @@ def _check_out(path: str, overwrite: bool) -> tuple[list[str], bool]:
     return [], True
 
 
-def atomic_write(path: str, write: Callable[[str], object]) -> None:
-    """Write ``path`` atomically: ``write(temporary path)`` in the same folder, flush to disk, rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    os.close(fd)
+def _read_manifest(out: str) -> dict:
+    """The manifest of the study in ``out`` ({} when there is none or it cannot be read)."""
     try:
-        write(tmp)
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        with open(os.path.join(out, MANIFEST), encoding="utf-8") as handle:
+            manifest = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def _check_resume(args) -> dict:
+    """Validate ``--resume``: ``--out`` holds an unfinished study run with the same options. Returns its
+    manifest. (The judgments' and runs' contents are compared by the study itself.)"""
+    out = args.out
+    if args.overwrite:
+        raise _UsageError("--resume continues the study in --out and --overwrite replaces it: give one of them")
+    if not os.path.isdir(out):
+        raise _UsageError(f"--resume: no folder {out} (nothing to resume)")
+    manifest = _read_manifest(out)
+    if not manifest:
+        raise _UsageError(f"--resume: {out} holds no study ({MANIFEST} is missing or unreadable)")
+    if manifest.get("complete") is True:
+        raise _UsageError(f"--resume: the study in {out} is complete; nothing to resume")
+    there = manifest.get("parameters") or {}
+    here = vars(args)
+    differ = [
+        f"--{key.replace('_', '-')} ({json.dumps(there.get(key), default=str)} there, "
+        f"{json.dumps(here.get(key), default=str)} here)"
+        for key in sorted(set(there) | set(here))
+        if key not in _RUNTIME and there.get(key) != _plain(here.get(key))
+    ]
+    if differ:
+        raise _UsageError(
+            f"--resume: the study in {out} was run with other options; resume it with the same ones: "
+            + "; ".join(differ)
+        )
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise _UsageError(f"--out: folder {out} is not writable")
+    return manifest
+
+
+def _plain(value):
+    return json.loads(json.dumps(value, default=str))
+
+
+def _remove_cells(out: str) -> None:
+    """Remove the cell folder of ``out``: the study's own files in it, then the folder if it is empty."""
+    folder = os.path.join(out, CELLS)
+    if not os.path.isdir(folder):
+        return
+    for name in os.listdir(folder):
+        if (name.startswith("cell-") and name.endswith(".npz")) or name == "study.json" or name.endswith(".tmp"):
+            os.unlink(os.path.join(folder, name))
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
+
+
+def _resume_command(argv: Sequence[str]) -> str:
+    """The command line that resumes this study: the same arguments, without --overwrite, with --resume."""
+    import shlex
+
+    args = [a for a in argv if a != "--overwrite"]
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["ir_incomplete", "robustness", *args])
 
 
 def _write_manifest(out: str, manifest: dict) -> None:
@@ -334,48 +428,159 @@ def _manifest(args, argv: Sequence[str], options: dict, levels) -> dict:
     }
 
 
+def _check_study(args, levels, options) -> None:
+    """What the study would refuse, checked before ``--out`` is touched: every measure string (and the
+    reference) parses, no measure is listed twice, the levels are valid and distinct."""
+    from ir_incomplete.api import as_measures
+    from ir_incomplete.robustness.study import _check_levels
+
+    measures = as_measures(list(args.measures))
+    labels = [repr(m) for m in measures]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"measures lists a measure twice: {labels}")
+    if args.reference is not None:
+        as_measures([args.reference])
+    _check_levels(args.method, levels, options.get("depth"))
+
+
+def _interrupted(out: str, manifest: dict | None, argv: Sequence[str], exc: BaseException, grid_done: bool) -> int:
+    """Ctrl-C: record it in the manifest and say, in one line, how to resume."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the manifest short
+    try:
+        if manifest is None:  # nothing was started
+            sys.stderr.write(f"{PROG}: interrupted before the study started; nothing was written\n")
+            return EXIT_INTERRUPTED
+        cells = os.path.join(out, CELLS)
+        finished = getattr(exc, "finished", None)
+        total = getattr(exc, "total", None)
+        if finished is None:  # interrupted outside the grid: count what is on disk
+            with contextlib.suppress(OSError):
+                finished = sum(n.startswith("cell-") and n.endswith(".npz") for n in os.listdir(cells))
+        manifest.update(
+            complete=False, interrupted=_now(), cells={"folder": CELLS, "finished": finished, "total": total}
+        )
+        with contextlib.suppress(OSError):
+            _write_manifest(out, manifest)
+        if total is not None:
+            saved = f"{finished} of {total} grid cells"
+        else:
+            saved = f"{'all ' if grid_done else ''}{finished or 0} grid cells"
+        sys.stderr.write(f"{PROG}: interrupted; {saved} saved in {cells}; resume with: {_resume_command(argv)}\n")
+        return EXIT_INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _tie_note(reference) -> str | None:
+    """A note for the summary when runs tie on the full judgments (τ_AP then stays below 1)."""
+    tied = [
+        (measure, int(group["value"].duplicated(keep=False).sum()))
+        for measure, group in reference.groupby("measure", sort=False)
+    ]
+    tied = [(m, n) for m, n in tied if n]
+    if not tied:
+        return None
+    which = ", ".join(f"{n} runs under {m}" for m, n in tied[:5])
+    return (
+        f"note: tied runs on the full judgments ({which}): tau_ap < 1 even where the rankings agree, since "
+        f"tau_ap counts each tied pair as half right (its expected value over random orders of the tie); "
+        f"Kendall's tau (tau-b) discounts ties and can still be 1"
+    )
+
+
+class _Run:
+    """What an interrupt needs to know: the output folder and, once the grid started, the manifest."""
+
+    out = ""
+    created = False
+    manifest: dict | None = None
+    grid_done = False  # every grid cell is computed (and saved)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a robustness study; returns the exit code (0 success, 2 usage or data error)."""
+    """Run a robustness study; returns the exit code (0 success, 2 usage or data error, 130 interrupted)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    run = _Run()
+    try:
+        return _main(build_parser(), argv, run)
+    except KeyboardInterrupt as exc:
+        if run.manifest is None and run.created:  # interrupted before the grid: leave no empty folder
+            with contextlib.suppress(OSError):
+                if not os.listdir(run.out):
+                    os.rmdir(run.out)
+        return _interrupted(run.out, run.manifest, argv, exc, run.grid_done)
+
+
+def _main(parser, argv: list[str], run: _Run) -> int:
     try:
         try:
             args = parser.parse_args(argv)
         except SystemExit as done:  # --help
             return int(done.code or 0)
+        if args.resume and args.overwrite:
+            raise _UsageError("--resume continues the study in --out and --overwrite replaces it: give one of them")
         if not os.path.isfile(args.qrels):
             raise _UsageError(f"--qrels: no such file: {args.qrels}")
         runs = _run_files(args.runs)
         levels = _levels(args.levels, args.method)
         options = _options(args)
-        stale, created = _check_out(args.out, args.overwrite)
     except _UsageError as exc:
         sys.stderr.write(parser.format_usage())
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return EXIT_USAGE
+    try:
+        _check_study(args, levels, options)
+        stale: list[str] = []
+        created = False
+        if args.resume:
+            previous = _check_resume(args)
+        else:
+            previous = None
+            stale, created = _check_out(args.out, args.overwrite)
+    except (_UsageError, ValueError, TypeError) as exc:  # incl. the grammar's MeasureSyntaxError
+        sys.stderr.write(f"{PROG}: error: {' '.join(str(exc).split())}\n")
+        return EXIT_USAGE
 
     import pandas as pd
 
-    from ir_incomplete.robustness.study import robustness_study, summarize
+    from ir_incomplete.robustness.study import robustness_study
 
-    out = args.out
+    out = run.out = args.out
+    run.created = created
     manifest = _manifest(args, argv, options, levels)
-    try:
-        for name in stale:
-            os.unlink(os.path.join(out, name))
-        _write_manifest(out, manifest)
-    except OSError as exc:
-        sys.stderr.write(f"{PROG}: error: cannot write to --out folder {out}: {exc.strerror or exc}\n")
-        return EXIT_USAGE
+    if previous is not None:
+        manifest["started"] = previous.get("started", manifest["started"])
+        manifest["resumed"] = [*previous.get("resumed", []), _now()]
+    started = False
+
+    def start() -> None:  # the study is validated and about to run its grid: now --out changes
+        nonlocal started
+        try:
+            for name in stale:
+                if name == CELLS:
+                    _remove_cells(out)
+                else:
+                    os.unlink(os.path.join(out, name))
+            _write_manifest(out, manifest)
+        except OSError as exc:
+            raise _OutError(f"cannot write to --out folder {out}: {exc.strerror or exc}") from None
+        started = True
+        run.manifest = manifest
 
     def fail(exc, code):
         sys.stderr.write(f"{PROG}: error: {' '.join(str(exc).split())}\n")
-        with contextlib.suppress(OSError):  # nothing was computed: leave the folder as it was
-            os.unlink(os.path.join(out, MANIFEST))
-            if created and not os.listdir(out):
-                os.rmdir(out)
+        if not args.resume:
+            with contextlib.suppress(OSError):  # nothing was computed: leave the folder as it was
+                if started:
+                    os.unlink(os.path.join(out, MANIFEST))
+                    _remove_cells(out)
+                if created and not os.listdir(out):
+                    os.rmdir(out)
         return code
 
+    cells = os.path.join(out, CELLS)
     try:
         from ir_incomplete.api import as_run_mapping
 
@@ -395,11 +600,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             filters=args.filters,
             negative=args.negative,
             score_precision=args.score_precision,
+            checkpoint=None if args.resume else cells,
+            resume=cells if args.resume else None,
+            _before_grid=start,
         )
+    except _OutError as exc:
+        return fail(exc, EXIT_USAGE)
     except (ValueError, TypeError) as exc:  # incl. the grammar's MeasureSyntaxError
         return fail(exc, EXIT_USAGE)
     except (OSError, pd.errors.ParserError, UnicodeDecodeError, EOFError, zlib.error, RecursionError) as exc:
         return fail(exc, EXIT_DATA)
+
+    run.grid_done = True
+    return _write_outputs(args, out, result, manifest)
+
+
+def _write_outputs(args, out: str, result, manifest: dict) -> int:
+    import pandas as pd
+
+    from ir_incomplete.robustness.study import summarize
 
     summary = summarize(result.stats)
     tables = {
@@ -408,6 +627,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "scores.csv": result.scores,
         "reference.csv": result.reference,
     }
+    note = _tie_note(result.reference)
     written = []
     try:
         for name, frame in tables.items():
@@ -435,11 +655,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             runs_removed_by_filters=result.stats.attrs.get("runs_removed", []),
             finished=_now(),
         )
+        manifest.pop("cells", None)
+        if note:
+            manifest["notes"] = [note]
         _write_manifest(out, manifest)
+        _remove_cells(out)  # the results are written: the cells are not needed any more
     except OSError as exc:
         sys.stderr.write(f"{PROG}: error: cannot write to --out folder {out}: {exc.strerror or exc}\n")
         return EXIT_USAGE
     with pd.option_context("display.width", 120, "display.max_rows", 500):
         sys.stdout.write(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
+    if note:
+        sys.stdout.write(note + "\n")
     sys.stdout.write(f"wrote {', '.join(written + [MANIFEST])} to {out}\n")
     return EXIT_OK

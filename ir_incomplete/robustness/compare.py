@@ -3,7 +3,9 @@
 * :func:`kendall_tau`, :func:`tau_ap`, :func:`spearman`, :func:`pearson`, :func:`rmse`, :func:`bias`,
   :func:`agreement`: two per-run score vectors, a *reference* (e.g. mean AP of every run with complete
   judgments) and an *estimate* (the same runs scored with degraded judgments). ``pandas.Series``
-  indexed by run are aligned by run name; plain sequences must have the same length and order. Only
+  indexed by run and other mappings (``dict``) run → score are paired by run name (both must cover the
+  same runs); plain sequences must have the same length and order. A Series paired with a sequence is
+  paired by position; a ``dict`` paired with a sequence is refused (its order is not a ranking). Only
   τ_AP and the bias depend on which vector is the reference.
 * :func:`swap_rates` / :func:`swap_rate`: the swap (error) rate of Voorhees & Buckley (SIGIR 2002),
   used by Ahlgren & Grönqvist (IP&M 2008, §6.1) to compare bpref-10 and RankEff: how often two disjoint
@@ -14,13 +16,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from typing import TypeAlias
 
     from ir_incomplete.robustness.degrade import Seed
@@ -44,20 +47,36 @@ __all__ = [
 ]
 
 
+def _keyed(x) -> pd.Series | None:
+    """``x`` as a Series keyed by run when it is one (a Series or any other Mapping), else None."""
+    if isinstance(x, pd.Series):
+        return x
+    if isinstance(x, Mapping):
+        return pd.Series(list(x.values()), index=pd.Index(list(x.keys()), dtype=object), dtype=object)
+    return None
+
+
 def _pair(x, y) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(x, pd.Series) and isinstance(y, pd.Series):
-        only_x = x.index.difference(y.index)
-        only_y = y.index.difference(x.index)
+    kx, ky = _keyed(x), _keyed(y)
+    if (kx is None) != (ky is None) and not (isinstance(x, pd.Series) or isinstance(y, pd.Series)):
+        keyed, plain = ("x", "y") if kx is not None else ("y", "x")
+        raise ValueError(
+            f"{keyed} maps runs to scores but {plain} is a plain sequence: give both as mappings (paired by "
+            f"run name) or both as sequences (paired by position)"
+        )
+    if kx is not None and ky is not None:
+        if not kx.index.is_unique or not ky.index.is_unique:
+            raise ValueError("the score vectors list a run more than once (index must be unique)")
+        only_x = kx.index.difference(ky.index)
+        only_y = ky.index.difference(kx.index)
         if len(only_x) or len(only_y):
             raise ValueError(
                 f"the two score vectors cover different runs: only in x {list(only_x)[:5]}, "
                 f"only in y {list(only_y)[:5]}"
             )
-        if not x.index.is_unique or not y.index.is_unique:
-            raise ValueError("the score vectors list a run more than once (index must be unique)")
-        y = y.reindex(x.index)
-    a = np.asarray(x, dtype=np.float64).reshape(-1)
-    b = np.asarray(y, dtype=np.float64).reshape(-1)
+        x, y = kx, ky.reindex(kx.index)
+    a = _floats(x, "x")
+    b = _floats(y, "y")
     if a.shape != b.shape:
         raise ValueError(f"x and y must have the same length (got {len(a)} and {len(b)})")
     if len(a) < 2:
@@ -65,6 +84,16 @@ def _pair(x, y) -> tuple[np.ndarray, np.ndarray]:
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("scores must be finite numbers (found NaN or infinity)")
     return a, b
+
+
+def _floats(x, name: str) -> np.ndarray:
+    try:
+        return np.asarray(x, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name} is not a vector of scores ({type(x).__name__}: {exc}); give a Series or mapping run → score, "
+            f"or a sequence of numbers"
+        ) from None
 
 
 def _kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
@@ -207,6 +236,63 @@ def per_topic_matrix(per_topic: PerTopic) -> pd.DataFrame:
     return wide.astype(np.float64)
 
 
+#: the most difference bins :func:`swap_rates` makes (the table and its counters hold one entry per bin)
+MAX_SWAP_BINS = 1_000_000
+
+
+def _number(value, name: str, condition: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name}={value!r} is not a number; expected a finite number {condition}")
+    return float(value)
+
+
+def _swap_setup(per_topic: PerTopic, subset_size: int, trials: int, relative: bool) -> tuple[np.ndarray, float, float]:
+    """Validated ``(runs × topics values, best mean score, scale of the differences)``."""
+    from ir_incomplete.robustness.degrade import _check_int
+
+    wide = per_topic_matrix(per_topic)
+    values = wide.to_numpy()
+    n_runs, n_topics = values.shape
+    subset_size = _check_int(subset_size, "subset_size", 1)
+    _check_int(trials, "trials", 1)
+    if 2 * subset_size > n_topics:
+        raise ValueError(
+            f"subset_size={subset_size} needs 2 × {subset_size} = {2 * subset_size} topics for "
+            f"two disjoint sets, but there are {n_topics}"
+        )
+    if n_runs < 2:
+        raise ValueError(f"need at least 2 runs (got {n_runs})")
+    if not isinstance(relative, (bool, np.bool_)):
+        raise ValueError(f"relative={relative!r} is not valid; expected True or False")
+    best_score = float(values.mean(axis=1).max())
+    scale = 1.0
+    if relative:
+        if not best_score > 0:
+            raise ValueError(f"relative=True needs a best mean score > 0 to divide by (got {best_score!r})")
+        scale = best_score
+    return values, best_score, scale
+
+
+def _swap_trials(values: np.ndarray, subset_size: int, trials: int, seed: Seed, scale: float):
+    """Yield ``(|d₁| / scale, swapped)`` (flat arrays over pairs × trials) chunk by chunk."""
+    from ir_incomplete.robustness.degrade import _rng
+
+    rng = _rng(seed)
+    n_runs, n_topics = values.shape
+    i, j = np.triu_indices(n_runs, k=1)
+    chunk = max(1, min(trials, 2_000_000 // max(len(i), 1)))
+    done = 0
+    while done < trials:
+        m = min(chunk, trials - done)
+        perm = np.argsort(rng.random((m, n_topics)), axis=1)
+        first = values[:, perm[:, :subset_size]].mean(axis=2)  # runs × m
+        second = values[:, perm[:, subset_size : 2 * subset_size]].mean(axis=2)
+        d1 = first[i] - first[j]  # pairs × m
+        d2 = second[i] - second[j]
+        yield (np.abs(d1) / scale).ravel(), (d1 * d2 < 0).ravel()
+        done += m
+
+
 def swap_rates(
     per_topic: PerTopic,
     subset_size: int,
@@ -226,62 +312,38 @@ def swap_rates(
     ``bin_width`` ([0, w), [w, 2w), …). Returns one row per non-empty bin: ``bin_low, bin_high,
     comparisons, swaps, swap_rate`` (= swaps / comparisons).
 
+    ``bin_width`` must be a finite number > 0 that makes at most :data:`MAX_SWAP_BINS` (1 000 000)
+    bins over the largest possible difference (the range of the per-topic scores, divided by the best
+    score when ``relative``); the error message gives the smallest width allowed.
+
     ``relative=True`` bins the differences relative to the best score, as Ahlgren & Grönqvist do to
     compare measures whose values have different ranges: |d₁| / M, where M is the highest mean score of
     any run over all topics (the best run's score), so ``bin_width=0.01`` makes bins of 1 % of the best
     score. M is in ``table.attrs["best_score"]``. Whether a pair swaps does not depend on the binning.
     """
-    from ir_incomplete.robustness.degrade import _check_int, _rng
-
-    wide = per_topic_matrix(per_topic)
-    values = wide.to_numpy()
-    n_runs, n_topics = values.shape
-    subset_size = _check_int(subset_size, "subset_size", 1)
-    trials = _check_int(trials, "trials", 1)
-    if 2 * subset_size > n_topics:
+    values, best_score, scale = _swap_setup(per_topic, subset_size, trials, relative)
+    width = _number(bin_width, "bin_width", "> 0")
+    if not (np.isfinite(width) and width > 0):
+        raise ValueError(f"bin_width={bin_width!r} is not valid; expected a finite number > 0")
+    largest = float(np.ptp(values)) / scale  # no mean difference can exceed the range of the scores
+    if largest / width >= MAX_SWAP_BINS:
         raise ValueError(
-            f"subset_size={subset_size} needs 2 × {subset_size} = {2 * subset_size} topics for "
-            f"two disjoint sets, but there are {n_topics}"
+            f"bin_width={bin_width!r} is too small: differences up to {largest:.6g} would need "
+            f"{largest / width:.3g} bins, more than the limit of {MAX_SWAP_BINS:,}; use bin_width >= "
+            f"{largest / (MAX_SWAP_BINS - 1):.3g}"
         )
-    if n_runs < 2:
-        raise ValueError(f"need at least 2 runs (got {n_runs})")
-    if not (isinstance(bin_width, (int, float)) and not isinstance(bin_width, bool) and bin_width > 0):
-        raise ValueError(f"bin_width={bin_width!r} is not valid; expected a number > 0")
-    if not isinstance(relative, (bool, np.bool_)):
-        raise ValueError(f"relative={relative!r} is not valid; expected True or False")
-    best_score = float(values.mean(axis=1).max())
-    scale = 1.0
-    if relative:
-        if not best_score > 0:
-            raise ValueError(f"relative=True needs a best mean score > 0 to divide by (got {best_score!r})")
-        scale = best_score
-    rng = _rng(seed)
-    comparisons = np.zeros(0, dtype=np.int64)
-    swaps = np.zeros(0, dtype=np.int64)
-    i, j = np.triu_indices(n_runs, k=1)
-    chunk = max(1, min(trials, 2_000_000 // max(len(i), 1)))
-    done = 0
-    while done < trials:
-        m = min(chunk, trials - done)
-        perm = np.argsort(rng.random((m, n_topics)), axis=1)
-        first = values[:, perm[:, :subset_size]].mean(axis=2)  # runs × m
-        second = values[:, perm[:, subset_size : 2 * subset_size]].mean(axis=2)
-        d1 = first[i] - first[j]  # pairs × m
-        d2 = second[i] - second[j]
-        bins = np.floor(np.abs(d1) / scale / bin_width + 1e-12).astype(np.int64).ravel()
-        swapped = (d1 * d2 < 0).ravel()
-        n_bins = int(bins.max()) + 1 if len(bins) else 0
-        if n_bins > len(comparisons):
-            comparisons = np.pad(comparisons, (0, n_bins - len(comparisons)))
-            swaps = np.pad(swaps, (0, n_bins - len(swaps)))
-        comparisons[:n_bins] += np.bincount(bins, minlength=n_bins)
-        swaps[:n_bins] += np.bincount(bins[swapped], minlength=n_bins)
-        done += m
+    n_bins = int(np.floor(largest / width + 1e-12)) + 1
+    comparisons = np.zeros(n_bins, dtype=np.int64)
+    swaps = np.zeros(n_bins, dtype=np.int64)
+    for diff, swapped in _swap_trials(values, subset_size, trials, seed, scale):
+        bins = np.minimum(np.floor(diff / width + 1e-12).astype(np.int64), n_bins - 1)
+        comparisons += np.bincount(bins, minlength=n_bins)
+        swaps += np.bincount(bins[swapped], minlength=n_bins)
     nonempty = np.flatnonzero(comparisons)
     table = pd.DataFrame(
         {
-            "bin_low": nonempty * bin_width,
-            "bin_high": (nonempty + 1) * bin_width,
+            "bin_low": nonempty * width,
+            "bin_high": (nonempty + 1) * width,
             "comparisons": comparisons[nonempty],
             "swaps": swaps[nonempty],
             "swap_rate": swaps[nonempty] / comparisons[nonempty],
@@ -301,11 +363,16 @@ def swap_rate(
     relative: bool = False,
 ) -> float:
     """Overall swap rate: swaps / comparisons over all run pairs whose |d₁| ≥ ``min_difference``
-    (see :func:`swap_rates`; with ``relative=True`` the difference is a fraction of the best score)."""
-    if not (isinstance(min_difference, (int, float)) and not isinstance(min_difference, bool) and min_difference >= 0):
-        raise ValueError(f"min_difference={min_difference!r} is not valid; expected a number >= 0")
-    width = 1e-3 if min_difference == 0 else min_difference
-    table = swap_rates(per_topic, subset_size, trials=trials, seed=seed, bin_width=width, relative=relative)
-    table = table[table["bin_low"] >= min_difference - 1e-15]
-    total = int(table["comparisons"].sum())
-    return float(table["swaps"].sum() / total) if total else float("nan")
+    (up to a relative rounding tolerance of 1e-12; see :func:`swap_rates`; with ``relative=True`` the
+    difference is a fraction of the best score). NaN when no pair differs that much."""
+    minimum = _number(min_difference, "min_difference", ">= 0")
+    if not (np.isfinite(minimum) and minimum >= 0):
+        raise ValueError(f"min_difference={min_difference!r} is not valid; expected a finite number >= 0")
+    values, _, scale = _swap_setup(per_topic, subset_size, trials, relative)
+    comparisons = swaps = 0
+    threshold = minimum * (1 - 1e-12)
+    for diff, swapped in _swap_trials(values, subset_size, trials, seed, scale):
+        counted = diff >= threshold
+        comparisons += int(counted.sum())
+        swaps += int((counted & swapped).sum())
+    return swaps / comparisons if comparisons else float("nan")

@@ -61,7 +61,7 @@ __all__ = [
 
 UNJUDGED_POLICIES = ("mark", "drop")
 
-_MAX_RESAMPLING_ROUNDS = 100_000
+_REJECTION_ROUNDS = 100  # rounds of redrawing a topic's sample before drawing it directly
 _HALF_UP_TOLERANCE = 1e-9
 
 
@@ -201,11 +201,23 @@ def sample_judgments(
     """A uniform random sample of each topic's judgments (Yilmaz & Aslam, KAIS 2008, §3.1).
 
     For a topic with n judged documents, k = round_half_up(fraction · n) of them are drawn uniformly
-    without replacement, raised to ``min_relevant`` when smaller (never above n). If fewer than
-    ``min_relevant`` relevant documents (grade ≥ ``rel``) are drawn, the whole topic sample is drawn
-    again, until it holds that many; topics that cannot satisfy this (fewer relevant documents than
-    ``min_relevant``) are drawn once. The result has the distribution of a uniform sample conditioned on
-    holding at least ``min_relevant`` relevant documents.
+    without replacement, raised to ``min_relevant`` when smaller (never above n). The sample of a topic
+    with r ≥ ``min_relevant`` relevant documents (grade ≥ ``rel``) is a uniformly random k-subset
+    *conditioned on* holding at least m = ``min_relevant`` of them; topics with fewer relevant documents
+    than m are drawn once, unconditioned.
+
+    How the conditioned sample is drawn (same distribution either way, seeded, reproducible):
+
+    1. rejection: the k-subset of every topic is drawn (k smallest of one uniform key per document), and
+       the topics short of m relevant documents are drawn again, all together, up to 100 times;
+    2. a topic still short after that (its acceptance probability is small: e.g. 5 relevant among 3,000
+       documents at 1 %) is drawn directly: the number X of relevant documents from the hypergeometric
+       distribution of k draws among n documents of which r are relevant, truncated to X ≥ m
+       (P(X = x) ∝ C(r, x) · C(n − r, k − x), by inversion of one uniform number), then X of the r
+       relevant and k − X of the n − r other documents uniformly without replacement.
+
+    Topics settled in step 1 get exactly the sample earlier versions (which only used step 1) drew for
+    the same seed; only topics that needed more than 100 rounds get a different draw.
 
     ``unjudged="mark"`` keeps the documents left out as −1 (pooled but unjudged), ``"drop"`` removes them.
     """
@@ -226,21 +238,55 @@ def sample_judgments(
 
     keys = rng.random(len(idx))
     chosen = _rank_within(t, keys) < k_t[t]
-    for _ in range(_MAX_RESAMPLING_ROUNDS):
+    for _ in range(_REJECTION_ROUNDS + 1):
         got = np.bincount(t[chosen & relevant], minlength=judg.n_topics)
         bad = feasible & (got < min_relevant)
-        if not bad.any():
+        if not bad.any() or _ == _REJECTION_ROUNDS:
             break
         redo = np.flatnonzero(bad[t])
         keys[redo] = rng.random(len(redo))
         chosen[redo] = _rank_within(t[redo], keys[redo]) < k_t[t[redo]]
-    else:  # pragma: no cover - probability vanishes
-        raise RuntimeError(
-            f"could not draw {min_relevant} relevant documents for some topics in {_MAX_RESAMPLING_ROUNDS} rounds"
-        )
+    if bad.any():
+        direct = np.flatnonzero(bad)
+        n_rel = _truncated_hypergeometric(n_t[direct], r_t[direct], k_t[direct], min_relevant, rng)
+        want_rel = np.zeros(judg.n_topics, dtype=np.int64)
+        want_rel[direct] = n_rel
+        redo = np.flatnonzero(bad[t])
+        stratum = 2 * t[redo] + relevant[redo]  # (topic, relevant?) strata of the topics drawn directly
+        want = np.where(relevant[redo], want_rel[t[redo]], k_t[t[redo]] - want_rel[t[redo]])
+        chosen[redo] = _rank_within(stratum, rng.random(len(redo))) < want
     kept = np.zeros(len(judg.grades), dtype=bool)
     kept[idx[chosen]] = True
     return judg.result(kept, np.ones(len(judg.grades), dtype=bool), unjudged)
+
+
+def _truncated_hypergeometric(
+    n: np.ndarray, r: np.ndarray, k: np.ndarray, minimum: int, rng: np.random.Generator
+) -> np.ndarray:
+    """One draw per topic of X ~ Hypergeometric(k draws, n documents, r relevant) given X ≥ ``minimum``:
+    P(X = x) ∝ C(r, x) · C(n − r, k − x) on max(minimum, k − (n − r)) ≤ x ≤ min(r, k), by inversion of
+    one uniform number per topic (the caller ensures the support is not empty)."""
+    from scipy.special import gammaln
+
+    low = np.maximum(minimum, k - (n - r))
+    high = np.minimum(r, k)
+    size = high - low + 1
+    segment = np.repeat(np.arange(len(n)), size)
+    start = np.concatenate(([0], np.cumsum(size)[:-1]))
+    x = low[segment] + np.arange(int(size.sum())) - start[segment]
+
+    def log_choose(a, b):
+        return gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0)
+
+    log_p = log_choose(r[segment], x) + log_choose((n - r)[segment], k[segment] - x)
+    weight = np.exp(log_p - np.maximum.reduceat(log_p, start)[segment])
+    cumulative = np.cumsum(weight)
+    before = np.concatenate(([0.0], cumulative))[start]  # mass of the earlier topics
+    within = cumulative - before[segment]
+    total = within[start + size - 1]
+    target = rng.random(len(n)) * total
+    below = np.bincount(segment, weights=within < target[segment], minlength=len(n)).astype(np.int64)
+    return low + np.minimum(below, size - 1)
 
 
 def stratified_sample(
@@ -488,20 +534,48 @@ def mixed_pool(
     return judg.result(kept, np.ones(len(judg.grades), dtype=bool), unjudged)
 
 
+def _missing(value: Any) -> bool:
+    """Is ``value`` a missing cell (None, NaN, NA, an empty or blank string)?"""
+    if isinstance(value, str):
+        return not value.strip()
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # array-like values: not a scalar cell
+        return False
+
+
 def _group_map(groups: Any, run_names: Sequence[str]) -> dict[str, str]:
     if isinstance(groups, pd.Series):
-        mapping = {str(k): str(v) for k, v in groups.items()}
+        pairs = list(groups.items())
     elif isinstance(groups, pd.DataFrame):
         if not {"run", "group"} <= set(map(str, groups.columns)):
             raise ValueError(f"groups DataFrame needs columns 'run' and 'group' (found {list(groups.columns)})")
-        mapping = {str(r): str(g) for r, g in zip(groups["run"], groups["group"], strict=True)}
+        pairs = list(zip(groups["run"], groups["group"], strict=True))
     elif isinstance(groups, Mapping):
-        mapping = {str(k): str(v) for k, v in groups.items()}
+        pairs = list(groups.items())
     else:
         raise ValueError(
             "groups must map run names to group names (a dict, a Series, or a DataFrame with "
             f"columns 'run' and 'group'); got {type(groups).__name__}"
         )
+    nameless = [i for i, (run, _) in enumerate(pairs) if _missing(run)]
+    if nameless:
+        raise ValueError(
+            f"groups has {len(nameless)} entr{'y' if len(nameless) == 1 else 'ies'} without a run name "
+            f"(entry {nameless[0]}, counting from 0, has group {pairs[nameless[0]][1]!r})"
+        )
+    unnamed = [str(run) for run, group in pairs if _missing(group)]
+    if unnamed:
+        raise ValueError(
+            f"groups gives no group name (a missing or empty value) for runs {unnamed[:10]}"
+            f"{' …' if len(unnamed) > 10 else ''}; every run needs its group (team)"
+        )
+    mapping: dict[str, str] = {}
+    for run, group in pairs:
+        name = str(run)
+        if name in mapping and mapping[name] != str(group):
+            raise ValueError(f"groups gives run {name!r} two groups: {mapping[name]!r} and {str(group)!r}")
+        mapping[name] = str(group)
     missing = [r for r in run_names if r not in mapping]
     if missing:
         raise ValueError(

@@ -113,7 +113,9 @@ def plot_robustness(
     :func:`ir_incomplete.robustness.robustness_study`) against the level, one line per measure.
 
     Numeric levels are placed on a numeric axis (fractions are shown as percentages); other levels
-    (groups) as categories. Returns the ``Figure``; ``path`` saves it (PNG by extension).
+    (groups) as categories. Integer levels (pool depths) get integer ticks (at the levels when there
+    are at most 10); a single level gets one tick and an axis from half to 1.5 times it. Returns the
+    ``Figure``; ``path`` saves it (PNG by extension).
     """
     if statistic not in STATISTICS:
         raise ValueError(f"statistic={statistic!r} is not valid; choices: {', '.join(STATISTICS)}")
@@ -156,6 +158,10 @@ def plot_robustness(
         ax.set_xticklabels([str(v) for v in levels], rotation=60, ha="right", fontsize=7)
     if logx and numeric:
         ax.set_xscale("log")
+    if numeric:
+        _level_axis(
+            ax, np.array(levels, dtype=float) * (100.0 if fractions else 1.0), integers=not fractions, logx=logx
+        )
     ax.set_xlabel(xlabel or (_LEVEL_LABELS.get(method, "level") + (" (%)" if fractions else "")))
     ax.set_ylabel(STATISTICS[statistic])
     reference = stats.attrs.get("reference")
@@ -168,6 +174,38 @@ def plot_robustness(
     ax.legend(fontsize=7)
     _save(fig, path, dpi)
     return fig
+
+
+def _level_axis(ax: Axes, x: np.ndarray, *, integers: bool, logx: bool) -> None:
+    """Ticks and limits of a numeric level axis. Integer levels (pool depths) get integer ticks: at the
+    levels themselves when there are at most 10 of them, else integer ticks chosen by matplotlib. A single
+    level gets one tick at it and an axis from half to 1.5 times it (¼ to 4 times on a log axis; at least
+    ±1 around an integer level), instead of matplotlib's ±0.4 around the point."""
+    from matplotlib.ticker import MaxNLocator, NullLocator, ScalarFormatter
+
+    x = np.unique(x[np.isfinite(x)])
+    if len(x) == 0:
+        return
+    if len(x) == 1:
+        (x0,) = x
+        if logx and x0 > 0:
+            ax.set_xlim(x0 / 4, x0 * 4)
+        else:
+            half = max(abs(x0) * 0.5, 1.0 if integers else 0.0) or 1.0
+            ax.set_xlim(x0 - half, x0 + half)
+        ax.set_xticks([x0])
+    elif integers and len(x) <= 10:
+        ax.set_xticks(x)
+    elif integers:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    else:
+        return
+    if logx:
+        ax.xaxis.set_minor_locator(NullLocator())
+    formatter = ScalarFormatter()
+    formatter.set_scientific(False)
+    formatter.set_useOffset(False)
+    ax.xaxis.set_major_formatter(formatter)
 
 
 @overload

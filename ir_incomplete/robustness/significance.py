@@ -35,7 +35,9 @@ its p-value is strictly below α.
   recovered with degraded judgments (Fröbe, Gienapp, Potthast & Hagen, ECIR 2023).
 
 Resampling is vectorized over B with a seeded ``numpy.random.Generator``: the same seed gives the same
-p-values.
+p-values. Resamples are drawn and used a block at a time (about 2 million values per block), so memory
+does not grow with B; the blocks continue one random stream, so the p-values are those of drawing all B
+resamples at once.
 """
 
 from __future__ import annotations
@@ -137,11 +139,13 @@ def _bootstrap_test(values: np.ndarray, i: np.ndarray, j: np.ndarray, B: int, rn
     tol = _TOLERANCE * np.maximum(np.abs(d).max(axis=1), np.finfo(np.float64).tiny)
     t0 = np.abs(_studentized(d, tol))
     w = d - d.mean(axis=1, keepdims=True)
-    samples = rng.integers(0, n_topics, size=(B, n_topics))
     count = np.zeros(n_pairs, dtype=np.int64)
     step = max(1, _CHUNK_ELEMENTS // (n_pairs * n_topics))
     for start in range(0, B, step):
-        star = w[:, samples[start : start + step]]  # pairs × b × topics
+        # the topic samples of this chunk only: drawn in row order, they continue the generator's stream
+        # exactly as one (B × topics) draw would, so the p-values do not depend on the chunk size
+        samples = rng.integers(0, n_topics, size=(min(step, B - start), n_topics))
+        star = w[:, samples]  # pairs × b × topics
         t_star = np.abs(_studentized(star, tol[:, None]))
         count += (t_star >= t0[:, None] * (1 - _TOLERANCE)).sum(axis=1)
     return count / B

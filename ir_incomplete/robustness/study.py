@@ -24,9 +24,10 @@ Run filters of the papers (:mod:`~ir_incomplete.robustness.filters`) select the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
@@ -37,7 +38,7 @@ from ir_incomplete.robustness import degrade as _degrade
 from ir_incomplete.robustness.compare import agreement
 from ir_incomplete.robustness.filters import _check_filters, filter_runs
 
-__all__ = ["METHODS", "DEFAULT_LEVELS", "StudyResult", "robustness_study", "summarize"]
+__all__ = ["METHODS", "DEFAULT_LEVELS", "StudyResult", "StudyInterrupted", "robustness_study", "summarize"]
 
 METHODS = ("sample", "stratified", "depth", "mixed", "logo")
 DEFAULT_LEVELS = {
@@ -69,6 +70,20 @@ class StudyResult(NamedTuple):
       reference`` (``reference`` = the value it is compared with, from the full judgments);
     * ``reference``: the full-judgment scores used as references: ``measure, run, value``.
 
+    Tied runs: where two runs score the same on the full judgments, ``tau_ap`` stays below 1 even for a
+    degraded ranking identical to the reference (e.g. 0.999 at level 1.0 while ``tau`` is 1). τ_AP
+    (:func:`~ir_incomplete.robustness.tau_ap`) is the expected value over random orders of each tie, so
+    a tied pair counts as half right; Kendall's τ-b leaves tied pairs out. The command line prints a
+    note when this happens.
+
+    One topic set for both sides: a run's degraded and full-judgment scores are aggregated (averaged,
+    or summed for measures ``ir_measures`` sums, e.g. ``NumRet``) over the *same* topics, those that
+    have a per-topic score under both judgments. Usually that is every topic of the full judgments;
+    but a degradation can remove a topic (``unjudged="drop"`` with ``min_relevant=0`` leaves a small
+    topic without any judgment), and then that topic leaves both sides of that cell: ``scores.reference``
+    is the full-judgment aggregate over the kept topics and can differ from the ``reference`` frame,
+    which is over all topics.
+
     ``stats.attrs`` and ``scores.attrs`` hold ``method``, ``reference``, ``filters`` and
     ``runs_removed`` (the runs the filters left out). For ``method="logo"`` the level is the pool depth.
     """
@@ -76,6 +91,20 @@ class StudyResult(NamedTuple):
     stats: pd.DataFrame
     scores: pd.DataFrame
     reference: pd.DataFrame
+
+
+class StudyInterrupted(KeyboardInterrupt):
+    """A study stopped by Ctrl-C (``KeyboardInterrupt``) while its grid ran.
+
+    Queued cells were cancelled and worker processes stopped. ``finished`` of the ``total`` grid cells
+    are saved in ``checkpoint`` (None when the study was not given a cell folder: then nothing is kept);
+    ``robustness_study(..., resume=checkpoint)`` with the same arguments computes only the others.
+    """
+
+    def __init__(self, finished: int, total: int, checkpoint: str | None) -> None:
+        self.finished, self.total, self.checkpoint = finished, total, checkpoint
+        where = f"saved in {checkpoint}" if checkpoint else "not saved (give checkpoint=DIR to keep them)"
+        super().__init__(f"study interrupted: {finished} of {total} grid cells finished, {where}")
 
 
 @dataclass
@@ -126,8 +155,16 @@ def _check_levels(method: str, levels, depth_option=None) -> list[Any]:
     if not levels:
         raise ValueError("levels is empty")
     if method in ("sample", "stratified"):
-        return [_degrade._check_fraction(v, "levels") for v in levels]
-    return [_degrade._check_int(v, "levels", 1) for v in levels]
+        checked: list[Any] = [_degrade._check_fraction(v, "levels") for v in levels]
+    else:
+        checked = [_degrade._check_int(v, "levels", 1) for v in levels]
+    twice = sorted({v for i, v in enumerate(checked) if v in checked[:i]})
+    if twice:
+        raise ValueError(
+            f"levels lists {', '.join(map(repr, twice))} more than once (levels={checked}); each level is one "
+            f"set of grid cells, keyed by its value: give it once and raise repeats for more draws"
+        )
+    return checked
 
 
 def _task_seed(seed: int, level_index: int, repeat: int) -> int:
@@ -186,9 +223,7 @@ def _degraded(ctx: _Context, level, seed: int, group: str | None = None) -> pd.D
 def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """``[measures × runs]`` mean scores of every run and ``[measures × runs × topics]`` per-topic scores
     (topics of the full judgments, NaN where the qrels lack the topic); one ``evaluate`` call on the converted runs."""
-    from ir_measures.measures import SumAgg
-
-    from ir_incomplete.api import as_measures, evaluate
+    from ir_incomplete.api import evaluate
 
     frame = evaluate(
         ctx.runs, qrels, measures, per_query=True, negative=ctx.negative, score_precision=ctx.score_precision
@@ -201,13 +236,44 @@ def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray,
     cell = np.ravel_multi_index((m, r), shape)
     total = np.bincount(cell, weights=values, minlength=shape[0] * shape[1]).reshape(shape)
     count = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
-    summed = np.array([isinstance(x.aggregator(), SumAgg) for x in as_measures(measures)], dtype=bool)
+    summed = _summed(measures)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(summed[:, None], total, total / count)
     per_topic = np.full(shape + (len(ctx.topic_ids),), np.nan)
     known = t >= 0
     per_topic[m[known], r[known], t[known]] = values[known]
     return means, per_topic
+
+
+def _probe(measures: list[str], ctx: _Context, judgments, only_first_topic: bool) -> None:
+    """Evaluate ``measures`` (on the first topic only, or on all), and when that fails with anything but
+    a ValueError/TypeError (bad input explains itself), raise a ValueError naming the measure that fails
+    alone. Measures are checked this way before the first grid cell, so a measure that cannot be
+    evaluated stops the study before any cell is computed."""
+    if not measures or not len(judgments.topic_ids):
+        return
+    rows = judgments.topic == 0 if only_first_topic else np.ones(len(judgments.grades), dtype=bool)
+    qrels = judgments.frame(rows, judgments.grades)
+
+    def attempt(chosen: list[str]) -> BaseException | None:
+        try:
+            _mean_scores(ctx, qrels, chosen)
+        except (ValueError, TypeError):
+            return None  # e.g. nothing to evaluate on one topic: the full judgments decide
+        except Exception as exc:  # noqa: BLE001 - any other failure of a measure is reported with its name
+            return exc
+        return None
+
+    if attempt(measures) is None:
+        return
+    for measure in measures:
+        failure = attempt([measure])
+        if failure is not None:
+            detail = " ".join(str(failure).split()) or "no message"
+            raise ValueError(
+                f"measure {measure!r} cannot be evaluated ({type(failure).__name__}: {detail}); "
+                f"check its parameters (ir_incomplete measures lists them)"
+            ) from failure
 
 
 def _run_task(ctx: _Context, task) -> tuple[np.ndarray, np.ndarray]:
@@ -232,6 +298,11 @@ def _watch_parent(parent: int, interval: float = 0.2) -> None:
 def _init_worker(ctx: _Context) -> None:
     global _WORKER_CONTEXT
     _WORKER_CONTEXT = ctx
+    import signal
+
+    # Ctrl-C reaches every process of the terminal's process group: the study process stops the workers
+    # itself (and saves what they finished); a worker must not die half-way through a pipe message.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.name == "posix":
         import threading
 
@@ -263,33 +334,66 @@ def _progress_bar(total: int, enabled: bool, desc: str):
     return _Silent()
 
 
+def _stop(pool) -> None:
+    """Cancel the queued cells of a ``ProcessPoolExecutor`` and terminate its workers (now, not after the
+    cells they are computing)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(5)
+    pool.shutdown(wait=True)
+
+
 def _execute(
-    ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: str
+    ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: str, done=None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``(means, per_topic)`` of every task (:func:`_run_task`), in the order of ``tasks``."""
+    """``(means, per_topic)`` of every task (:func:`_run_task`), in the order of ``tasks``; ``done(i,
+    result)`` is called in this process as soon as task ``i`` is finished. On any error or interrupt,
+    queued tasks are cancelled and worker processes terminated before the exception propagates."""
     bar = _progress_bar(len(tasks), progress, desc)
     results: list[Any] = [None] * len(tasks)
+
+    def finished(i: int, result) -> None:
+        results[i] = result
+        if done is not None:
+            done(i, result)
+        bar.update(1)
+
     try:
         if client is not None:
             shared = client.scatter(ctx, broadcast=True)
             futures = [client.submit(_run_task, shared, task, pure=False) for task in tasks]
-            for i, fut in enumerate(futures):
-                results[i] = fut.result()
-                bar.update(1)
+            try:
+                for i, fut in enumerate(futures):
+                    finished(i, fut.result())
+            except BaseException:
+                cancel = getattr(client, "cancel", None)
+                if cancel is not None:
+                    with contextlib.suppress(Exception):  # the first error is the one to report
+                        cancel(futures)
+                raise
         elif n_jobs == 1 or len(tasks) <= 1:
             for i, task in enumerate(tasks):
-                results[i] = _run_task(ctx, task)
-                bar.update(1)
+                finished(i, _run_task(ctx, task))
         else:
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            with ProcessPoolExecutor(
-                max_workers=min(n_jobs, len(tasks)), initializer=_init_worker, initargs=(ctx,)
-            ) as pool:
+            pool = ProcessPoolExecutor(max_workers=min(n_jobs, len(tasks)), initializer=_init_worker, initargs=(ctx,))
+            try:
                 index_of = {pool.submit(_worker_task, task): i for i, task in enumerate(tasks)}
                 for fut in as_completed(index_of):
-                    results[index_of[fut]] = fut.result()
-                    bar.update(1)
+                    finished(index_of[fut], fut.result())
+            except BaseException:
+                _stop(pool)
+                raise
+            pool.shutdown(wait=True)
+    except KeyboardInterrupt:
+        bar.leave = False  # tqdm: clear the bar instead of leaving a half-full one above the message
+        raise
     finally:
         bar.close()
     return results
@@ -312,6 +416,9 @@ def robustness_study(
     filters: Sequence[str] | None = None,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
+    checkpoint: str | os.PathLike[str] | None = None,
+    resume: str | os.PathLike[str] | None = None,
+    _before_grid: Callable[[], object] | None = None,
 ) -> StudyResult:
     """Degrade ``qrels`` with ``method`` at each of ``levels``, ``repeats`` times, and compare rankings.
 
@@ -367,10 +474,27 @@ def robustness_study(
         (or ``pool_runs``), since filtering must not change the judgments.
     negative, score_precision
         Passed to :func:`ir_incomplete.evaluate`.
+    checkpoint
+        A folder (created if needed, holding no study yet) where every grid cell is saved as soon as it
+        is finished, atomically: ``study.json`` (the parameters and digests of the judgments and runs)
+        and one ``cell-*.npz`` per cell (its scores, exactly). An interrupted study (Ctrl-C raises
+        :class:`StudyInterrupted`, a ``KeyboardInterrupt``, after cancelling the queued cells and
+        stopping the workers) keeps its finished cells there.
+    resume
+        The ``checkpoint`` folder of an interrupted study: its finished cells are loaded and only the
+        others are computed (and saved there). The results equal those of an uninterrupted study bit
+        for bit, since every cell has its own seed. A ValueError names every difference when the study
+        in the folder was run with other parameters, judgments or runs (or another version of
+        ``ir_incomplete``).
 
     Returns
     -------
     :class:`StudyResult` ``(stats, scores, reference)``.
+
+    Raises
+    ------
+    StudyInterrupted
+        On Ctrl-C while the grid runs (see ``checkpoint``).
     """
     from ir_incomplete.api import as_measures
     from ir_incomplete.data import prepare_runs
@@ -378,6 +502,9 @@ def robustness_study(
 
     if method not in METHODS:
         raise ValueError(f"method={method!r} is not valid; choices: {', '.join(METHODS)}")
+    if resume is not None and checkpoint is not None and os.path.abspath(resume) != os.path.abspath(checkpoint):
+        raise ValueError(f"checkpoint={checkpoint!r} and resume={resume!r} differ: resume= continues in its folder")
+    given_options = dict(options or {})
     options = dict(options or {})
     unknown = sorted(set(options) - set(_OPTIONS[method]))
     if unknown:
@@ -430,7 +557,14 @@ def robustness_study(
 
     # reference scores on the full judgments (and the filter measure's)
     ref_measures = labels if ref_label is None else [ref_label]
-    full, full_topic = _mean_scores(ctx, judgments_frame(judgments), ref_measures)
+    _probe([m for m in labels if m not in ref_measures], ctx, judgments, only_first_topic=True)
+    try:
+        full, full_topic = _mean_scores(ctx, judgments_frame(judgments), ref_measures)
+    except (ValueError, TypeError):
+        raise
+    except Exception:  # e.g. a provider's AssertionError on a parameter it lacks: name the measure
+        _probe(ref_measures, ctx, judgments, only_first_topic=False)
+        raise
     removed: list[str] = []
     if filters:
         kept = filter_runs(run_map, judgments_frame(judgments), filters, scores=pd.Series(full[0], index=run_names))
@@ -453,13 +587,68 @@ def robustness_study(
 
     tasks = [_Task(li, level, r, _task_seed(seed, li, r)) for li, level in enumerate(levels) for r in range(n_repeats)]
     cells = tasks
+    groups: list[str] = []
     if method == "logo":  # one task per (depth, group): each group's runs on their own judgments
         groups = sorted({options["groups"][r] for r in run_names})
         tasks = [t._replace(group=g) for t in cells for g in groups]
     # a full-size sample (fraction 1) keeps every judgment whatever the seed: evaluate it once
     same = [method in ("sample", "stratified") and t.level == 1.0 and t.repeat > 0 for t in tasks]
     unique_tasks = [t for t, dup in zip(tasks, same, strict=True) if not dup]
-    unique_results = _execute(ctx, unique_tasks, n_jobs, client, progress, desc=f"robustness ({method})")
+    # everything is checked, and the measures evaluated on the full judgments: the grid starts now
+    if _before_grid is not None and resume is None:
+        _before_grid()
+    store = None
+    if checkpoint is not None or resume is not None:
+        from ir_incomplete.robustness._cells import CellStore, fingerprint
+
+        parameters = {
+            "method": method,
+            "levels": levels,
+            "repeats": n_repeats,
+            "seed": seed,
+            "measures": labels,
+            "reference": ref_label,
+            "options": {k: (options["groups"] if k == "groups" else v) for k, v in given_options.items()},
+            "filters": filters,
+            "negative": negative,
+            "score_precision": score_precision,
+        }
+        store = CellStore(
+            resume if resume is not None else checkpoint,  # type: ignore[arg-type]
+            fingerprint(run_map, judgments_frame(judgments), parameters),
+            resume=resume is not None,
+            name="resume" if resume is not None else "checkpoint",
+        )
+    if _before_grid is not None and resume is not None:
+        _before_grid()
+    group_index = {g: i for i, g in enumerate(groups)}
+
+    def key(task: _Task) -> tuple[int, int, int | None]:
+        return task.level_index, task.repeat, None if task.group is None else group_index[task.group]
+
+    loaded: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if store is not None and resume is not None:
+        for k, task in enumerate(unique_tasks):
+            cell = store.load(key(task), task.seed, len(labels), len(ctx.topic_ids))
+            if cell is not None:
+                loaded[k] = cell
+    todo = [k for k in range(len(unique_tasks)) if k not in loaded]
+
+    def save(i: int, result) -> None:
+        if store is not None:
+            task = unique_tasks[todo[i]]
+            store.save(key(task), task.seed, result)
+
+    try:
+        computed = _execute(
+            ctx, [unique_tasks[k] for k in todo], n_jobs, client, progress, desc=f"robustness ({method})", done=save
+        )
+    except KeyboardInterrupt:
+        saved = store.saved if store is not None else 0
+        raise StudyInterrupted(len(loaded) + saved, len(unique_tasks), store.folder if store else None) from None
+    by_index = dict(loaded)
+    by_index.update(zip(todo, computed, strict=True))
+    unique_results = [by_index[k] for k in range(len(unique_tasks))]
     if method == "logo":
         results = _merge_groups(ctx, cells, unique_tasks, unique_results)
     else:
@@ -467,13 +656,17 @@ def robustness_study(
         it = iter(unique_results)
         results = [by_level[t.level_index] if dup else next(it) for t, dup in zip(tasks, same, strict=True)]
 
+    summed = _summed(labels)
+    summed_ref = summed if ref_label is None else _summed(ref_measures)
     stat_rows, score_parts = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant score vectors give NaN correlations
         for task, (values, per_topic) in zip(cells, results, strict=True):
             for mi, label in enumerate(labels):
                 ri = mi if ref_label is None else 0
-                ref, est = full[ri], values[mi]
+                ref, est = _on_common_topics(
+                    (full[ri], full_topic[ri], summed_ref[ri]), (values[mi], per_topic[mi], summed[mi])
+                )
                 row = {"measure": label, "level": task.level, "repeat": task.repeat}
                 row.update(agreement(ref, est))
                 row["rmse_topic"] = _rmse_pairs(full_topic[ri], per_topic[mi])
@@ -496,6 +689,33 @@ def robustness_study(
     scores = pd.concat(score_parts, ignore_index=True)
     scores.attrs.update(attrs)
     return StudyResult(stats=stats, scores=scores, reference=reference_frame)
+
+
+def _summed(measures: list[str]) -> np.ndarray:
+    """Which measures sum over topics (``ir_measures``' SumAgg, e.g. NumRet) rather than average."""
+    from ir_measures.measures import SumAgg
+
+    from ir_incomplete.api import as_measures
+
+    return np.array([isinstance(x.aggregator(), SumAgg) for x in as_measures(measures)], dtype=bool)
+
+
+def _on_common_topics(reference, estimate) -> tuple[np.ndarray, np.ndarray]:
+    """Per-run aggregates of the reference and the estimate over one topic set: for each run, the topics
+    both have a per-topic score for. Each side is ``(per-run aggregate, [runs × topics] scores, summed?)``;
+    an aggregate whose topics already are the common ones is returned as it is (bit for bit)."""
+    out = []
+    present = [~np.isnan(side[1]) for side in (reference, estimate)]
+    common = present[0] & present[1]
+    for (aggregate, per_topic, summed), mine in zip((reference, estimate), present, strict=True):
+        if np.array_equal(mine, common):
+            out.append(aggregate)
+            continue
+        total = np.where(common, per_topic, 0.0).sum(axis=1)
+        count = common.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out.append(total if summed else total / count)
+    return out[0], out[1]
 
 
 def _merge_groups(ctx: _Context, cells, tasks, results) -> list[tuple[np.ndarray, np.ndarray]]:
