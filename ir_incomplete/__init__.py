@@ -45,6 +45,22 @@ from ir_incomplete.measures import (  # noqa: E402
     subAP,
     xGAP,
 )
+from ir_incomplete.measures.sampled import (  # noqa: E402
+    APUpper,
+    APUpperBound,
+    ExtendedInfAP,
+    InferredNDCG,
+    InferredPrecision,
+    InterpolatedInferredPrecision,
+    PrecisionUpper,
+    PUpper,
+    RBPResidual,
+    RBPWithResidual,
+    infNDCG,
+    iP,
+    iPrec,
+    xinfAP,
+)
 from ir_incomplete.provider import IncompleteProvider  # noqa: E402
 
 provider = activate()
@@ -92,4 +108,18 @@ __all__ = [
     "NaiveUpperNDCG",
     "BootNDCG",
     "NDCGUpper",
+    "ExtendedInfAP",
+    "xinfAP",
+    "InferredNDCG",
+    "infNDCG",
+    "InferredPrecision",
+    "iP",
+    "InterpolatedInferredPrecision",
+    "iPrec",
+    "RBPWithResidual",
+    "RBPResidual",
+    "PrecisionUpper",
+    "PUpper",
+    "APUpperBound",
+    "APUpper",
 ]
