@@ -29,10 +29,15 @@ DEFAULT_CHUNK_ROWS = 2_000_000
 
 
 def as_measures(measures) -> list[Any]:
-    """A list of ``ir_measures.Measure`` from measure objects and/or strings in our grammar."""
+    """A list of ``ir_measures.Measure`` from measure objects and/or strings in our grammar.
+
+    Strings go through :func:`ir_incomplete.grammar.parse`, objects through
+    :func:`ir_incomplete.grammar.check_measure`: a measure that cannot be computed (a built-in missing a
+    required parameter, such as ``SDCG@10`` without ``max_rel``) is a ``ValueError`` naming it.
+    """
     import ir_measures
 
-    from ir_incomplete.grammar import parse
+    from ir_incomplete.grammar import check_measure, parse
 
     if isinstance(measures, (str, ir_measures.Measure)):
         measures = [measures]
@@ -41,7 +46,7 @@ def as_measures(measures) -> list[Any]:
         if isinstance(m, str):
             out.append(parse(m))
         elif isinstance(m, ir_measures.Measure):
-            out.append(m)
+            out.append(check_measure(m))  # e.g. ir_measures.SDCG@10 lacks max_rel: refused here, clearly
         else:
             raise ValueError(f"{m!r} is not a measure (give a Measure object or a string such as 'infAP(c=1.5)@10')")
     if not out:

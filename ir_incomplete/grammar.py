@@ -52,6 +52,7 @@ __all__ = [
     "format_measure",
     "parse",
     "parse_measure",
+    "check_measure",
     "install_parsers",
     "uninstall_parsers",
     "parsers_installed",
@@ -716,6 +717,40 @@ def _coerce_builtin(name: str, key: str, value: Any, info) -> Any:
     return value
 
 
+def _required_params(measure) -> list[str]:
+    """The parameters of an ``ir_measures`` built-in that are required and have no default."""
+    supported = getattr(measure, "SUPPORTED_PARAMS", {}) or {}
+    return [
+        key
+        for key, info in supported.items()
+        if getattr(info, "required", False) and getattr(info, "default", _not_provided()) is _not_provided()
+    ]
+
+
+def _missing_message(name: str, measure, missing: Sequence[str]) -> str:
+    """``SDCG: missing required parameter max_rel (maximum relevance score; an integer); SDCG needs
+    cutoff (written @k) and max_rel``: what is missing, what it means and all that the measure needs."""
+    supported = measure.SUPPORTED_PARAMS
+    at_param = getattr(measure, "AT_PARAM", "cutoff")
+    at_token = "@k" if at_param == "cutoff" else f"@{at_param}"
+
+    def about(key: str) -> str:
+        info = supported[key]
+        parts = [p for p in (getattr(info, "desc", None), _describe(info)) if p]
+        text = "; ".join(parts)
+        if key == at_param:
+            text += f", written {getattr(measure, 'NAME', name)}{at_token}"
+        return f"{key} ({text})"
+
+    plural = "s" if len(missing) > 1 else ""
+    message = f"{name}: missing required parameter{plural} {' and '.join(about(k) for k in missing)}"
+    required = _required_params(measure)
+    if len(required) > len(missing):
+        names = [f"{k} (written {at_token})" if k == at_param else k for k in required]
+        message += f"; {getattr(measure, 'NAME', name)} needs {' and '.join(names)}"
+    return message
+
+
 def _validate_builtin(name: str, measure, params: dict[str, Any], at_given: bool) -> dict[str, Any]:
     supported = getattr(measure, "SUPPORTED_PARAMS", {}) or {}
     clean: dict[str, Any] = {}
@@ -728,7 +763,36 @@ def _validate_builtin(name: str, measure, params: dict[str, Any], at_given: bool
                 )
             raise ValueError(f"{name} has no parameter {key!r}; valid parameters: {_param_names(measure)}")
         clean[key] = _coerce_builtin(name, key, value, info)
+    missing = [key for key in _required_params(measure) if key not in clean]
+    if missing:  # ir_measures' providers would fail on it with an AssertionError while computing
+        raise ValueError(_missing_message(name, measure, missing))
     return clean
+
+
+def check_measure(measure: ir_measures.Measure) -> ir_measures.Measure:
+    """A measure that its providers can compute: ``measure`` itself, or for an ``ir_measures`` built-in
+    given an int where it wants a float (``INST(T=2,max_rel=3)``, which its providers refuse) the same
+    measure with that float, as :func:`parse` reads it; else a ``ValueError`` naming the measure and the
+    offending parameter.
+
+    Measures of this package validate their parameters when built. An ``ir_measures`` built-in (e.g.
+    ``ir_measures.SDCG@10`` built in Python, which ``ir_measures`` accepts until a provider fails with an
+    ``AssertionError``) is checked as :func:`parse` checks one: no unknown parameter, values of the
+    parameter's type and choices, and every required parameter without a default given.
+    """
+    if not isinstance(measure, ir_measures.Measure):
+        raise TypeError(f"{measure!r} is not a measure (give a Measure object or a string such as 'infAP(c=1.5)@10')")
+    if getattr(measure, "_ir_incomplete", False):
+        return measure
+    params = dict(getattr(measure, "params", None) or {})
+    try:
+        label = repr(measure)
+    except Exception:  # ir_measures' repr fails on a parameter the measure does not have
+        label = str(getattr(measure, "NAME", None) or type(measure).__name__)
+    clean = _validate_builtin(label, measure, params, at_given=False)
+    if any(type(clean[key]) is not type(value) for key, value in params.items()):
+        measure = type(measure)(**clean)
+    return measure
 
 
 def parse(text: str | ir_measures.Measure) -> ir_measures.Measure:
@@ -740,8 +804,9 @@ def parse(text: str | ir_measures.Measure) -> ir_measures.Measure:
     Measures of this package validate their parameters themselves (their ``ValueError`` propagates);
     ``ir_measures`` built-ins are checked here: an unknown parameter or a value of the wrong type or
     outside the choices raises ``ValueError`` naming the measure and the parameter (ints are accepted
-    where floats are expected, and integral floats where ints are). Required parameters are not
-    enforced, as in ``ir_measures`` (``P`` alone is the family of precision cut-offs).
+    where floats are expected, and integral floats where ints are), and so does a required parameter
+    without a default that is not given (``SDCG@10`` without ``max_rel``, ``P`` without a cut-off:
+    ``ir_measures`` would accept them and its providers fail while computing).
     """
     if isinstance(text, ir_measures.Measure):
         return text
@@ -814,7 +879,10 @@ def _hostile(measure) -> bool:
 
 def _check_upstream(measure):
     """Refuse what ``ir_measures``' own parser accepts but :func:`parse` does not: a cut-off below 1
-    (``nDCG@-1``) or a parameter that is not a finite number (``RBP(p=1e999)``)."""
+    (``nDCG@-1``), a parameter that is not a finite number (``RBP(p=1e999)``) and, for ``ir_measures``
+    built-ins, everything :func:`parse` refuses (an unknown parameter, a missing required one such as
+    ``max_rel`` of ``SDCG@10``). An int written where a built-in wants a float (``INST(T=1,max_rel=3)``,
+    which ``ir_measures``' providers refuse) is read as that float, as :func:`parse` reads it."""
     params = getattr(measure, "params", None) or {}
     cutoff = params.get("cutoff")
     if (
@@ -826,7 +894,7 @@ def _check_upstream(measure):
     for key, value in params.items():
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{measure!r}: invalid value {value!r} for parameter {key!r}: not finite")
-    return measure
+    return check_measure(measure)
 
 
 def _wrap_parse_measure(original):
@@ -840,7 +908,10 @@ def _wrap_parse_measure(original):
                 return parse(measure)
             except Exception as ours:
                 raise ours from upstream
-        return _check_upstream(result)
+        try:
+            return _check_upstream(result)
+        except ValueError:  # what ours refuses too (SDCG@10): raise the error of parse, as parse does
+            return parse(measure)
 
     parse_measure.__doc__ = (
         "Parse a measure string: ``ir_measures``' own ``parse_measure`` first and, when it fails, the "
