@@ -349,22 +349,22 @@ def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:
 
 
 def _evaluate_elsewhere(run_map, judged: Qrels, measures) -> Iterable[pd.DataFrame]:
-    import ir_measures
+    """Measures we do not compute, by ``ir_measures``' providers (one evaluator per provider); a
+    provider's failure is a :class:`ir_incomplete.other_providers.ProviderError` naming it."""
+    from ir_incomplete.other_providers import iter_metrics, provider_groups
 
+    groups = provider_groups(measures)
     qrels_frame = judged.to_frame()
-    evaluator = ir_measures.evaluator(
-        measures,
-        _dict_of_dicts(
-            qrels_frame["query_id"].to_numpy(object),
-            qrels_frame["doc_id"].to_numpy(object),
-            qrels_frame["relevance"].to_numpy(),
-        ),
+    qrels = _dict_of_dicts(
+        qrels_frame["query_id"].to_numpy(object),
+        qrels_frame["doc_id"].to_numpy(object),
+        qrels_frame["relevance"].to_numpy(),
     )
     for name, run in run_map.items():
         qids, dids, scores = run_columns(run)
         rows = [
             (name, m.query_id, repr(m.measure), float(m.value))
-            for m in evaluator.iter_calc(_dict_of_dicts(qids, dids, scores))
+            for _, m in iter_metrics(groups, qrels, [(name, _dict_of_dicts(qids, dids, scores))])
         ]
         yield pd.DataFrame(rows, columns=["run", "query_id", "measure", "value"])
 

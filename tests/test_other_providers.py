@@ -1,15 +1,20 @@
 """Measures computed by ``ir_measures``' other providers: a measure they cannot compute is refused when it
-is read (not with an ``AssertionError`` while computing), through every front door."""
+is read (not with an ``AssertionError`` while computing), and a provider's failure is one clear line
+naming the measure, the provider and the reason, through every front door."""
 
 from __future__ import annotations
+
+import shutil
 
 import ir_measures
 import pandas as pd
 import pytest
 
+import ir_incomplete
 from ir_incomplete import evaluate
 from ir_incomplete.cli import main
 from ir_incomplete.grammar import check_measure, parse
+from ir_incomplete.other_providers import ProviderError, provider_groups
 
 
 def qrels_frame(prefix="q"):
@@ -152,3 +157,86 @@ def test_robustness_cli_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert "SDCG: missing required parameter max_rel" in err
+
+
+# ---------------------------------------------------------------------------------------------------
+# failures of other providers
+# ---------------------------------------------------------------------------------------------------
+needs_perl = pytest.mark.skipif(shutil.which("perl") is None, reason="the gdeval provider needs perl")
+
+
+@needs_perl
+def test_gdeval_non_numeric_query_ids():
+    with pytest.raises(ProviderError) as err:
+        evaluate(run_frame(), qrels_frame(), ["AP", "ERR@10"])
+    assert str(err.value) == (
+        "ERR@10: ir_measures' provider 'gdeval' failed: gdeval requires numeric query ids (digits only); "
+        "got 'q1' in the qrels"
+    )
+    assert err.value.provider == "gdeval" and [repr(m) for m in err.value.measures] == ["ERR@10"]
+    assert isinstance(err.value, ValueError)
+
+
+@needs_perl
+def test_gdeval_run_query_ids_and_grades(capfd):
+    qrels = qrels_frame(prefix="")
+    run = pd.concat([run_frame(prefix=""), pd.DataFrame({"query_id": ["x9"], "doc_id": ["z"], "score": [0.5]})])
+    with pytest.raises(ProviderError, match="got 'x9' in the run"):
+        evaluate(run, qrels, "ERR@10")
+    high = qrels.assign(relevance=[1, 0, -1, 5, 0])
+    expected = "gdeval allows relevance grades up to 4; got 5 \\(query '2', document 'a'\\)"
+    with pytest.raises(ProviderError, match=expected):
+        evaluate(run_frame(prefix=""), high, "ERR@10")
+    # gdeval.pl reads 'topic-1' as '1': its values would be dropped and 'topic-1' get 0, silently
+    with pytest.raises(ProviderError, match="got 'topic-1' in the qrels \\(gdeval.pl would report it as '1'"):
+        evaluate(run_frame(prefix="topic-"), qrels_frame(prefix="topic-"), "ERR@10")
+    assert capfd.readouterr().err == ""  # refused before gdeval.pl ran (it writes its own message to stderr)
+    four = qrels.assign(relevance=[1, 0, -1, 4, 0])  # what gdeval.pl accepts is computed, as ir_measures does
+    ours = evaluate(run_frame(prefix=""), four, "ERR@10", per_query=False)["value"].iloc[0]
+    theirs = ir_measures.calc_aggregate([ir_measures.ERR @ 10], four, run_frame(prefix=""))[ir_measures.ERR @ 10]
+    assert ours == pytest.approx(theirs, abs=1e-12) and ours > 0
+
+
+@needs_perl
+def test_cli_gdeval_error_is_one_line_exit_2(tmp_path, capfd):
+    qrels, run = write_files(tmp_path)
+    code = main([qrels, run, "AP", "ERR@10"])
+    out, err = capfd.readouterr()
+    assert code == 2 and out == ""
+    line = one_error_line(err)
+    assert "ERR@10" in line and "'gdeval'" in line and "numeric query ids" in line and "'q1'" in line
+
+
+def test_any_provider_exception_becomes_one_line(monkeypatch, tmp_path, capsys):
+    provider = ir_measures.providers.registry["pytrec_eval"]
+    evaluator_type = type(provider.evaluator([ir_measures.P @ 5], {"1": {"a": 1}}))
+
+    def broken(self, run):
+        raise RuntimeError("boom\nsecond line")
+        yield  # a generator, as the real one
+
+    monkeypatch.setattr(evaluator_type, "_iter_calc", broken)
+    with pytest.raises(ProviderError) as err:
+        evaluate(run_frame(), qrels_frame(), ["AP", ir_measures.Success @ 1])
+    expected = "Success@1: ir_measures' provider 'pytrec_eval' failed: RuntimeError: boom second line"
+    assert str(err.value) == expected
+    assert isinstance(err.value.__cause__, RuntimeError)
+    qrels, run = write_files(tmp_path)
+    assert main([qrels, run, "Success@1"]) == 2
+    assert "provider 'pytrec_eval' failed: RuntimeError: boom" in one_error_line(capsys.readouterr().err)
+
+
+def test_provider_groups_follow_the_default_pipeline():
+    err, p5 = parse("ERR@10"), ir_measures.Success @ 1
+    groups = [(provider.NAME, measures) for provider, measures in provider_groups([err, p5, err])]
+    assert groups == [("pytrec_eval", [p5]), ("gdeval", [err])]
+
+
+def test_unsupported_measure_names_the_missing_provider():
+    cwl = ir_incomplete.parse("SDCG(max_rel=2)@10")
+    available = {p.NAME for p in ir_measures.DefaultPipeline.providers if p.is_available()}
+    if "cwl_eval" in available:
+        pytest.skip("cwl_eval is installed here")
+    expected = r"no available ir_measures provider computes SDCG\(max_rel=2\)@10; .*cwl_eval"
+    with pytest.raises(ValueError, match=expected):
+        evaluate(run_frame(), qrels_frame(), cwl)
