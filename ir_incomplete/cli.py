@@ -38,7 +38,15 @@ from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
 if TYPE_CHECKING:
     import ir_measures
 
-__all__ = ["main", "evaluation_main", "measures_main", "robustness_main", "SUBCOMMANDS", "split_measure_args"]
+__all__ = [
+    "main",
+    "evaluation_main",
+    "measures_main",
+    "robustness_main",
+    "SUBCOMMANDS",
+    "split_measure_args",
+    "measure_error_message",
+]
 
 PROG = "ir_incomplete"
 DEFAULT_PLACES = 4
@@ -146,9 +154,21 @@ def split_measure_args(args: Sequence[str]) -> list[str]:
     return out
 
 
+def measure_error_message(token: str, error: BaseException) -> str:
+    """The one-line message for the measure string ``token`` that could not be read: the error's text,
+    led by ``measure '<token>': `` unless the text already quotes the token (the ``ir_measures`` command
+    prints the same text when this package is loaded there)."""
+    from ir_incomplete.grammar import excerpt
+
+    message = _one_line(error) or type(error).__name__
+    if token not in message and not message.startswith("cannot parse measure"):
+        message = f"measure {excerpt(token, width=60)}: {message}"
+    return message
+
+
 def _parse_measures(args: Sequence[str]) -> list:
     """Measure objects of the measure arguments, without duplicates, in order (``CliError`` code 2)."""
-    from ir_incomplete.grammar import excerpt, parse
+    from ir_incomplete.grammar import parse
     from ir_incomplete.trec_names import trec_eval_equivalent, trec_eval_note
 
     tokens = split_measure_args(args)
@@ -164,9 +184,7 @@ def _parse_measures(args: Sequence[str]) -> list:
                 sys.stderr.write(f"{PROG}: {trec_eval_note(token, trec)}\n")
                 measures.extend(m for m in dict.fromkeys(trec) if m not in measures)
                 continue
-            message = _one_line(exc)
-            if token not in message and not message.startswith("cannot parse measure"):
-                message = f"measure {excerpt(token, width=60)}: {message}"
+            message = measure_error_message(token, exc)
             if ("/" in token or os.sep in token) and "(" not in token:
                 message += " (no file or directory of that name exists either)"
             raise CliError(message, EXIT_USAGE) from None

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -897,8 +898,43 @@ def _check_upstream(measure):
     return check_measure(measure)
 
 
+#: where the ``ir_measures`` command reads its measure arguments: ``_get_measures`` of ``ir_measures.__main__``
+#: (run as the console script, or as ``python -m ir_measures``, whose ``__spec__`` has the same name)
+_COMMAND_MODULE = "ir_measures.__main__"
+_COMMAND_FUNCTION = "_get_measures"
+
+
+def _called_by_ir_measures_command(frame) -> bool:
+    """True when ``frame`` is the ``ir_measures`` command's function that reads the measure arguments."""
+    if frame is None or frame.f_code.co_name != _COMMAND_FUNCTION:
+        return False
+    return getattr(frame.f_globals.get("__spec__"), "name", None) == _COMMAND_MODULE
+
+
+def _answer_ir_measures_command(token, error: Exception):
+    """What ``ir_measures.parse_measure`` does for the ``ir_measures`` command with a measure string that
+    neither parser reads.
+
+    That command turns any ``ValueError`` into ``syntax error: <token>`` and any ``NameError`` into
+    ``unknown measure: <token>``, dropping the message. Instead it gets what the ``ir_incomplete`` command
+    does: a trec_eval name of one measure (``P_5``) is read as that measure with a note on stderr;
+    anything else prints ``ir_measures: error: <message>`` (the message the ``ir_incomplete`` command
+    prints) and exits with status 2.
+    """
+    from ir_incomplete.cli import measure_error_message
+    from ir_incomplete.trec_names import trec_eval_equivalent, trec_eval_note
+
+    trec = trec_eval_equivalent(token) if isinstance(token, str) else None
+    if trec is not None and len(trec) == 1:
+        sys.stderr.write(f"ir_measures: {trec_eval_note(token, trec)}\n")
+        return trec[0]
+    sys.stderr.write(f"ir_measures: error: {measure_error_message(str(token), error)}\n")
+    sys.stderr.flush()
+    raise SystemExit(2)
+
+
 def _wrap_parse_measure(original):
-    def parse_measure(measure):
+    def read(measure):
         if _hostile(measure):
             return parse(measure)
         try:
@@ -910,8 +946,16 @@ def _wrap_parse_measure(original):
                 raise ours from upstream
         try:
             return _check_upstream(result)
-        except ValueError:  # what ours refuses too (SDCG@10): raise the error of parse, as parse does
+        except ValueError:  # what ours refuses too (SDCG@10): raise the error of parse, as our command
             return parse(measure)
+
+    def parse_measure(measure):
+        try:
+            return read(measure)
+        except Exception as error:
+            if _called_by_ir_measures_command(sys._getframe(1)):
+                return _answer_ir_measures_command(measure, error)
+            raise
 
     parse_measure.__doc__ = (
         "Parse a measure string: ``ir_measures``' own ``parse_measure`` first and, when it fails, the "
