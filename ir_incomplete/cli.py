@@ -19,8 +19,12 @@ Subcommands::
     ir_incomplete measures [--format text|markdown]   every measure, its parameters and defaults
     ir_incomplete robustness ...                       judgment-degradation experiments
 
+With ``-o jsonl`` every value must be a finite number (JSON has no NaN or infinity): a value that is
+not is an error (exit 2) naming it, never ``NaN`` in the output; ``-o tsv`` prints it as ``nan``.
+
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
-unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
+unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate, a value that is
+not finite with ``-o jsonl``, a failure of another ``ir_measures`` provider); 1 only when the
 output could not be written (e.g. a closed pipe). Errors are one line on stderr, never a traceback:
 ``ir_incomplete: error: <message>``.
 """
@@ -353,6 +357,25 @@ def _order_per_query(frame, measures, run_names):
     return frame.iloc[order].reset_index(drop=True)
 
 
+def _check_json_values(values: list[float], runs, qids, names, multi_run: bool, by_query: bool) -> None:
+    """``-o jsonl`` writes only finite values: JSON has no NaN or infinity (Python's ``json`` would write
+    ``NaN``, which JSON readers reject), so a value that is not finite is a ``CliError`` (exit 2) naming
+    the first one; ``-o tsv`` prints it (``nan``, ``inf``), as ``ir_measures`` does."""
+    import numpy as np
+
+    bad = np.flatnonzero(~np.isfinite(np.asarray(values, dtype=float)))
+    if not len(bad):
+        return
+    i = int(bad[0])
+    where = ([f"run {runs[i]!r}"] if multi_run else []) + ([f"query {qids[i]!r}"] if by_query else [])
+    place = f" ({', '.join(where)})" if where else ""
+    raise CliError(
+        f"cannot write {len(bad)} value(s) that are not finite numbers as JSON, which has no NaN or "
+        f"infinity: the first is {names[i]}{place} = {values[i]}; use -o tsv to see them",
+        EXIT_DATA,
+    )
+
+
 def _lines(frame, args, multi_run: bool, by_query: bool) -> list[str]:
     import json
 
@@ -361,6 +384,7 @@ def _lines(frame, args, multi_run: bool, by_query: bool) -> list[str]:
     qids = frame["query_id"].astype(str).tolist()
     names = frame["measure"].astype(str).tolist()
     if args.output_format == "jsonl":
+        _check_json_values(values, runs, qids, names, multi_run, by_query)
         out = []
         for run, qid, name, value in zip(runs, qids, names, values, strict=True):
             record = {"run": run} if multi_run else {}
@@ -368,7 +392,7 @@ def _lines(frame, args, multi_run: bool, by_query: bool) -> list[str]:
                 record["query_id"] = qid
             record["measure"] = name
             record["value"] = value
-            out.append(json.dumps(record))
+            out.append(json.dumps(record, allow_nan=False))
         return out
     spec = "" if args.places == -1 else f".{args.places}f"
     texts = [format(v, spec) for v in values]
