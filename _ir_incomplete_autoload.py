@@ -4,8 +4,8 @@
 ``ir_measures`` would not know our measures. The installed ``ir_incomplete-autoload.pth`` imports this
 module when Python starts; it only puts :class:`AutoloadFinder` at the front of ``sys.meta_path``
 (nothing else is imported, so unrelated programs start as fast as before). When a program imports
-``ir_measures``, the finder lets the import run as usual, then imports ``ir_incomplete`` (which
-registers its measures and provider) and removes itself.
+``ir_measures`` (also ``python -m ir_measures``), the finder removes itself, lets the import run as
+usual, then imports ``ir_incomplete`` (which registers its measures and provider).
 
 Turn it off with ``IR_INCOMPLETE_AUTOLOAD=0``; ``IR_INCOMPLETE_PATCH_PARSERS=0`` (which keeps
 ``ir_measures``' parsers untouched) turns it off too. ``import ir_incomplete`` still loads the plugin.
@@ -55,6 +55,7 @@ class _LoaderThenPlugin:
         return self.loader.create_module(spec)
 
     def exec_module(self, module):
+        uninstall()
         try:
             self.loader.exec_module(module)
         finally:
@@ -75,17 +76,20 @@ class AutoloadFinder:
     def find_spec(self, fullname, path=None, target=None):
         if fullname != _TARGET:
             return None
-        uninstall()
+        # the finder stays until ir_measures is executed: ``python -m ir_measures`` looks the spec up
+        # (importlib.util.find_spec) without executing it, then imports the package
         for finder in sys.meta_path:
             find_spec = getattr(finder, "find_spec", None)
-            if find_spec is None:
+            if find_spec is None or isinstance(finder, AutoloadFinder):
                 continue
             spec = find_spec(fullname, path, target)
             if spec is not None:
                 break
         else:
+            uninstall()
             return None
         if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            uninstall()
             return spec
         spec.loader = _LoaderThenPlugin(spec.loader)
         return spec

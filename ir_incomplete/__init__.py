@@ -51,6 +51,22 @@ from ir_incomplete.measures import (  # noqa: E402
     xGAP,
 )
 from ir_incomplete.measures.bootstrap import BootAP, BootP, BootQ, BootRBP, Q  # noqa: E402
+from ir_incomplete.measures.sampled import (  # noqa: E402
+    APUpper,
+    APUpperBound,
+    ExtendedInfAP,
+    InferredNDCG,
+    InferredPrecision,
+    InterpolatedInferredPrecision,
+    PrecisionUpper,
+    PUpper,
+    RBPResidual,
+    RBPWithResidual,
+    infNDCG,
+    iP,
+    iPrec,
+    xinfAP,
+)
 from ir_incomplete.ppi import ppi_evaluate  # noqa: E402
 from ir_incomplete.predictions import calibration  # noqa: E402
 from ir_incomplete.provider import IncompleteProvider  # noqa: E402
@@ -111,4 +127,18 @@ __all__ = [
     "BootP",
     "BootRBP",
     "BootQ",
+    "ExtendedInfAP",
+    "xinfAP",
+    "InferredNDCG",
+    "infNDCG",
+    "InferredPrecision",
+    "iP",
+    "InterpolatedInferredPrecision",
+    "iPrec",
+    "RBPWithResidual",
+    "RBPResidual",
+    "PrecisionUpper",
+    "PUpper",
+    "APUpperBound",
+    "APUpper",
 ]

@@ -30,10 +30,15 @@ DEFAULT_CHUNK_ROWS = 2_000_000
 
 def as_measures(measures) -> list[Any]:
     """A list of ``ir_measures.Measure`` from measure objects and/or strings in our grammar, each canonical
-    measure once (``NumRel`` and ``NumRel(rel=1)`` are one measure: the first spelling is kept), in order."""
+    measure once (``NumRel`` and ``NumRel(rel=1)`` are one measure: the first spelling is kept), in order.
+
+    Strings go through :func:`ir_incomplete.grammar.parse`, objects through
+    :func:`ir_incomplete.grammar.check_measure`: a measure that cannot be computed (a built-in missing a
+    required parameter, such as ``SDCG@10`` without ``max_rel``) is a ``ValueError`` naming it.
+    """
     import ir_measures
 
-    from ir_incomplete.grammar import parse
+    from ir_incomplete.grammar import check_measure, parse
 
     if isinstance(measures, (str, ir_measures.Measure)):
         measures = [measures]
@@ -42,7 +47,7 @@ def as_measures(measures) -> list[Any]:
         if isinstance(m, str):
             out.append(parse(m))
         elif isinstance(m, ir_measures.Measure):
-            out.append(m)
+            out.append(check_measure(m))  # e.g. ir_measures.SDCG@10 lacks max_rel: refused here, clearly
         else:
             raise ValueError(f"{m!r} is not a measure (give a Measure object or a string such as 'infAP(c=1.5)@10')")
     if not out:
@@ -489,22 +494,22 @@ def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:
 
 
 def _evaluate_elsewhere(run_map, judged: Qrels, measures) -> Iterable[pd.DataFrame]:
-    import ir_measures
+    """Measures we do not compute, by ``ir_measures``' providers (one evaluator per provider); a
+    provider's failure is a :class:`ir_incomplete.other_providers.ProviderError` naming it."""
+    from ir_incomplete.other_providers import iter_metrics, provider_groups
 
+    groups = provider_groups(measures)
     qrels_frame = judged.to_frame()
-    evaluator = ir_measures.evaluator(
-        measures,
-        _dict_of_dicts(
-            qrels_frame["query_id"].to_numpy(object),
-            qrels_frame["doc_id"].to_numpy(object),
-            qrels_frame["relevance"].to_numpy(),
-        ),
+    qrels = _dict_of_dicts(
+        qrels_frame["query_id"].to_numpy(object),
+        qrels_frame["doc_id"].to_numpy(object),
+        qrels_frame["relevance"].to_numpy(),
     )
     for name, run in run_map.items():
         qids, dids, scores = run_columns(run)
         rows = [
             (name, m.query_id, repr(m.measure), float(m.value))
-            for m in evaluator.iter_calc(_dict_of_dicts(qids, dids, scores))
+            for _, m in iter_metrics(groups, qrels, [(name, _dict_of_dicts(qids, dids, scores))])
         ]
         yield pd.DataFrame(rows, columns=["run", "query_id", "measure", "value"])
 

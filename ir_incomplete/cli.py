@@ -36,8 +36,12 @@ Subcommands::
     ir_incomplete judge-next ...                       the (query, document) pairs to judge next
     ir_incomplete ppi QRELS PREDICTIONS RUN... MEASURE...  prediction-powered estimates and intervals
 
+With ``-o jsonl`` every value must be a finite number (JSON has no NaN or infinity): a value that is
+not is an error (exit 2) naming it, never ``NaN`` in the output; ``-o tsv`` prints it as ``nan``.
+
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
-unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate); 1 only when the
+unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate, a value that is
+not finite with ``-o jsonl``, a failure of another ``ir_measures`` provider); 1 only when the
 output could not be written (e.g. a closed pipe). Errors are one line on stderr, never a traceback:
 ``ir_incomplete: error: <message>``.
 """
@@ -66,6 +70,7 @@ __all__ = [
     "judge_next_main",
     "SUBCOMMANDS",
     "split_measure_args",
+    "measure_error_message",
 ]
 
 PROG = "ir_incomplete"
@@ -174,9 +179,21 @@ def split_measure_args(args: Sequence[str]) -> list[str]:
     return out
 
 
+def measure_error_message(token: str, error: BaseException) -> str:
+    """The one-line message for the measure string ``token`` that could not be read: the error's text,
+    led by ``measure '<token>': `` unless the text already quotes the token (the ``ir_measures`` command
+    prints the same text when this package is loaded there)."""
+    from ir_incomplete.grammar import excerpt
+
+    message = _one_line(error) or type(error).__name__
+    if token not in message and not message.startswith("cannot parse measure"):
+        message = f"measure {excerpt(token, width=60)}: {message}"
+    return message
+
+
 def _parse_measures(args: Sequence[str]) -> list:
     """Measure objects of the measure arguments, without duplicates, in order (``CliError`` code 2)."""
-    from ir_incomplete.grammar import excerpt, parse
+    from ir_incomplete.grammar import parse
     from ir_incomplete.trec_names import trec_eval_equivalent, trec_eval_note
 
     tokens = split_measure_args(args)
@@ -192,9 +209,7 @@ def _parse_measures(args: Sequence[str]) -> list:
                 sys.stderr.write(f"{PROG}: {trec_eval_note(token, trec)}\n")
                 measures.extend(m for m in dict.fromkeys(trec) if m not in measures)
                 continue
-            message = _one_line(exc)
-            if token not in message and not message.startswith("cannot parse measure"):
-                message = f"measure {excerpt(token, width=60)}: {message}"
+            message = measure_error_message(token, exc)
             if ("/" in token or os.sep in token) and "(" not in token:
                 message += " (no file or directory of that name exists either)"
             raise CliError(message, EXIT_USAGE) from None
@@ -395,6 +410,25 @@ def _order_per_query(frame, measures, run_names):
     return frame.iloc[order].reset_index(drop=True)
 
 
+def _check_json_values(values: list[float], runs, qids, names, multi_run: bool, by_query: bool) -> None:
+    """``-o jsonl`` writes only finite values: JSON has no NaN or infinity (Python's ``json`` would write
+    ``NaN``, which JSON readers reject), so a value that is not finite is a ``CliError`` (exit 2) naming
+    the first one; ``-o tsv`` prints it (``nan``, ``inf``), as ``ir_measures`` does."""
+    import numpy as np
+
+    bad = np.flatnonzero(~np.isfinite(np.asarray(values, dtype=float)))
+    if not len(bad):
+        return
+    i = int(bad[0])
+    where = ([f"run {runs[i]!r}"] if multi_run else []) + ([f"query {qids[i]!r}"] if by_query else [])
+    place = f" ({', '.join(where)})" if where else ""
+    raise CliError(
+        f"cannot write {len(bad)} value(s) that are not finite numbers as JSON, which has no NaN or "
+        f"infinity: the first is {names[i]}{place} = {values[i]}; use -o tsv to see them",
+        EXIT_DATA,
+    )
+
+
 def _lines(frame, args, multi_run: bool, by_query: bool, extras: dict[str, tuple[str, ...]]) -> list[str]:
     """Output lines of ``frame``; ``extras``: the extra columns of each measure that has any
     (:func:`ir_incomplete.api.extra_columns`), printed after its value."""
@@ -410,6 +444,7 @@ def _lines(frame, args, multi_run: bool, by_query: bool, extras: dict[str, tuple
     columns = {c: frame[c].astype(float).tolist() for c in _extra_names(extras)}
     more = [[(c, columns[c][i]) for c in extras.get(name, ())] for i, name in enumerate(names)]
     if args.output_format == "jsonl":
+        _check_json_values(values, runs, qids, names, multi_run, by_query)
         out: list[str] = []
         for run, qid, name, value, fields in zip(runs, qids, names, values, more, strict=True):
             record = {"run": run} if multi_run else {}
@@ -417,12 +452,12 @@ def _lines(frame, args, multi_run: bool, by_query: bool, extras: dict[str, tuple
                 record["query_id"] = qid
             record["measure"] = name
             record["value"] = value
-            record.update(fields)
+            record.update((key, None if x != x else x) for key, x in fields)  # NaN: null
             if bounds is not None:
                 lo, hi = bounds[len(out)]
                 record["lo"] = None if lo != lo else lo  # NaN: no interval for this measure
                 record["hi"] = None if hi != hi else hi
-            out.append(json.dumps(record))
+            out.append(json.dumps(record, allow_nan=False))
         return out
     spec = "" if args.places == -1 else f".{args.places}f"
     texts = [

@@ -213,6 +213,50 @@ def test_jsonl(capsys, synth, topic_a):
     assert "ignored" in err
 
 
+def _strict_json(line):
+    """``json.loads`` that refuses ``NaN``/``Infinity`` (not JSON, though Python's json reads them)."""
+
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_jsonl_of_extreme_infap_smoothing_is_json(capsys, synth):
+    """``infAP(c=1e-200,eps=1e-200)`` was NaN for every query, written as ``NaN`` in ``-o jsonl``."""
+    code, out, err = run_cli(capsys, synth["qrels"], synth["run"], "infAP(c=1e-200,eps=1e-200)", "-q", "-o", "jsonl")
+    assert code == 0 and err == ""
+    records = [_strict_json(line) for line in out.splitlines()]
+    assert len(records) == 7 and all(np.isfinite(r["value"]) for r in records)
+    code, out, err = run_cli(capsys, synth["qrels"], synth["run"], "infAP(c=1e-320)", "-o", "jsonl")
+    assert code == 2 and out == ""
+    assert "for parameter 'c'" in one_error_line(err) and ">= 1e-300" in err
+
+
+def test_jsonl_refuses_values_that_are_not_finite(capsys, synth, monkeypatch):
+    import ir_incomplete.api
+
+    real = ir_incomplete.api.evaluate
+
+    def with_nan(*args, **kwargs):
+        frame = real(*args, **kwargs)
+        frame.loc[(frame["query_id"] == "t2") & (frame["measure"] == "AP"), "value"] = float("nan")
+        frame.loc[(frame["query_id"] == "t3") & (frame["measure"] == "AP"), "value"] = float("inf")
+        return frame
+
+    monkeypatch.setattr(ir_incomplete.api, "evaluate", with_nan)
+    args = [synth["qrels"], synth["run"], synth["run2"], "infAP", "AP"]
+    code, out, err = run_cli(capsys, *args, "-q", "-o", "jsonl")
+    assert code == 2 and out == ""
+    line = one_error_line(err)
+    assert "cannot write 6 value(s) that are not finite numbers as JSON" in line  # 2 runs: t2, t3, all
+    assert "the first is AP (run 'sys1.run', query 't2') = nan; use -o tsv" in line
+    code, out, err = run_cli(capsys, *args, "-o", "jsonl")  # the summary: NaN too
+    assert code == 2 and out == "" and "AP (run 'sys1.run') = nan" in one_error_line(err)
+    code, out, err = run_cli(capsys, *args, "-q")  # tsv shows them, as ir_measures does
+    assert code == 0 and "\tt2\tAP\tnan\n" in out and "\tt3\tAP\tinf\n" in out
+
+
 def test_summary_uses_measure_aggregator(capsys, synth):
     """NumRet is summed over queries (ir_measures' SumAgg), AP averaged."""
     code, out, _ = run_cli(capsys, synth["qrels"], synth["run"], "NumRet AP", "-p", "-1")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import os
 import pydoc
 import shutil
@@ -134,14 +135,16 @@ def _make_venv(path: Path) -> str:
     return str(python)
 
 
-@pytest.mark.parametrize("editable", [False, True], ids=["regular", "editable"])
-def test_ir_measures_command_after_install(tmp_path, trec_files, editable):
-    """``pip install`` (regular and editable) into a fresh environment; the ``ir_measures`` command then
-    knows our measures and prints exactly what ``ir_incomplete`` prints."""
+@pytest.fixture(scope="module", params=[False, True], ids=["regular", "editable"])
+def installed(request, tmp_path_factory):
+    """``pip install`` (regular and editable) of a copy of the project into a fresh environment:
+    ``(python of that environment, its environment variables, a working folder)``."""
+    editable = request.param
     if importlib.util.find_spec("setuptools") is None:
         pytest.skip("building without isolation needs setuptools")
     if importlib.util.find_spec("wheel") is None and importlib.util.find_spec("setuptools.command.bdist_wheel") is None:
         pytest.skip("building without isolation needs the 'wheel' package")
+    tmp_path = tmp_path_factory.mktemp("editable" if editable else "regular")
     project = _copy_project(tmp_path / "project")
     python = _make_venv(tmp_path / "venv")
     env = _env()
@@ -162,7 +165,13 @@ def test_ir_measures_command_after_install(tmp_path, trec_files, editable):
     expected_root = project if editable else tmp_path / "venv"  # not the checkout, nor another install
     assert all(Path(p).resolve().is_relative_to(expected_root.resolve()) for p in site.split()), site
     assert (Path(site.split()[0]).parent / "py.typed").is_file()
+    return python, env, tmp_path
 
+
+def test_ir_measures_command_after_install(installed, trec_files):
+    """After ``pip install`` (regular and editable) into a fresh environment the ``ir_measures`` command
+    knows our measures and prints exactly what ``ir_incomplete`` prints."""
+    python, env, tmp_path = installed
     qrels, run = trec_files
     for options in ([], ["-q"]):
         args = [str(qrels), str(run), *MEASURES, *options]
@@ -181,6 +190,61 @@ def test_ir_measures_command_after_install(tmp_path, trec_files, editable):
         python, ["-c", _IR_MEASURES_COMMAND, str(qrels), str(run), "indAP"], _env(IR_INCOMPLETE_AUTOLOAD="0"), tmp_path
     )
     assert off.returncode != 0 and "indAP" in off.stderr
+
+
+#: runs the ``ir_measures`` console script once per measure argument in one process (one start-up):
+#: one JSON line ``[measure, exit code, stdout, stderr]`` each
+_IR_MEASURES_COMMAND_CASES = (
+    "import contextlib, io, json, sys\n"
+    "from importlib.metadata import entry_points\n"
+    "(script,) = entry_points(group='console_scripts', name='ir_measures')\n"
+    "main = script.load()\n"
+    "qrels, run, *measures = sys.argv[1:]\n"
+    "for measure in measures:\n"
+    "    sys.argv = ['ir_measures', qrels, run, measure]\n"
+    "    out, err = io.StringIO(), io.StringIO()\n"
+    "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+    "        try:\n"
+    "            code = main() or 0\n"
+    "        except SystemExit as done:\n"
+    "            code = done.code\n"
+    "    print(json.dumps([measure, code, out.getvalue(), err.getvalue()]))\n"
+)
+
+#: measure strings the ir_measures command reported as "syntax error: <string>" (or failed on with an
+#: AssertionError traceback: SDCG@10), and a trec_eval name it did not read
+_COMMAND_MESSAGE_CASES = ["infap", "xGAP(g=0.1,0.8)", "BootNDCG(prior=pol)@10", "SDCG@10", "INST(T=1)", "P_5"]
+
+
+def test_ir_measures_command_prints_our_messages(installed, trec_files, capsys):
+    """The installed ``ir_measures`` command (console script and ``python -m ir_measures``) prints the
+    message of the ``ir_incomplete`` command for a measure string it cannot use and exits with 2; a
+    trec_eval name (``P_5``) is read with the same note."""
+    from ir_incomplete.cli import main
+
+    python, env, tmp_path = installed
+    qrels, run = map(str, trec_files)
+    done = _run(python, ["-c", _IR_MEASURES_COMMAND_CASES, qrels, run, *_COMMAND_MESSAGE_CASES], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r[0] for r in results] == _COMMAND_MESSAGE_CASES
+    for measure, code, out, err in results:
+        expected_code = main([qrels, run, measure])
+        expected_out, expected_err = capsys.readouterr()
+        assert "Traceback" not in err and "syntax error" not in err, (measure, err)
+        assert (code, out) == (expected_code, expected_out), (measure, err)
+        assert err == expected_err.replace("ir_incomplete: ", "ir_measures: "), measure
+        if measure == "P_5":
+            assert code == 0 and out.startswith("P@5\t") and "reading trec_eval's P_5 as P@5" in err
+        else:
+            assert code == 2 and out == "" and err.startswith("ir_measures: error: ") and err.count("\n") == 1
+    assert "did you mean 'infAP'?" in results[0][3]
+    assert "entries sum to 0.9, not 1" in results[1][3]
+    assert "expected one of pool+run, pool, run" in results[2][3]
+    assert "missing required parameter max_rel" in results[3][3]
+    module = _run(python, ["-m", "ir_measures", qrels, run, "indAP", "infap"], env, tmp_path)
+    assert module.returncode == 2 and module.stdout == ""
+    assert module.stderr == results[0][3]
 
 
 # ---------------------------------------------------------------------------------------------------

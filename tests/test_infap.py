@@ -1,6 +1,11 @@
 """infAP (spec §3.7): the spec vectors three ways, smoothing, cut-off, and properties against pytrec_eval."""
 
+import math
+from fractions import Fraction
+
 import ir_measures
+import numpy as np
+import pandas as pd
 import pytest
 import pytrec_eval
 from conftest import spec_cases, spec_topic
@@ -201,3 +206,92 @@ def test_plain_infap_equals_pytrec_eval(data):
         assert set(ours) == set(qrels)
         for qid in expected:
             assert ours[qid] == pytest.approx(expected[qid], abs=1e-9), (rel, qid)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# smoothing constants at the limits of double precision
+# ---------------------------------------------------------------------------------------------------------
+def _reference_infap(ranking, grades, c, eps):
+    """infAP of one ranking (documents in rank order) by the formula, term by term, in the order of
+    operations of trec_eval; with ``Fraction`` arguments the exact value."""
+    one = type(c)(1)
+    total, rel_above, nonrel_above, pooled_above = 0 * one, 0, 0, 0
+    for i, doc in enumerate(ranking):
+        k = one * (i + 1)
+        grade = grades.get(doc)
+        if grade is not None and grade >= 1:
+            if i == 0:
+                total += one
+            else:
+                total += one / k + (pooled_above / k) * ((rel_above + eps) / (rel_above + nonrel_above + c * eps))
+        if grade is not None:
+            pooled_above += 1
+            rel_above += grade >= 1
+            nonrel_above += 0 <= grade < 1
+    n_relevant = sum(g >= 1 for g in grades.values())
+    return total / n_relevant if n_relevant else 0 * one
+
+
+def _random_topics(seed=3, n=40):
+    """Rankings of distinct scores with unpooled, pooled-but-unjudged (−1), nonrelevant and relevant
+    documents; ``(run frame, qrels frame, {qid: (ranking, grades)})``."""
+    rng = np.random.default_rng(seed)
+    run_rows, qrels_rows, topics = [], [], {}
+    for t in range(n):
+        qid = f"t{t}"
+        depth = int(rng.integers(1, 15))
+        ranking = [f"d{i}" for i in rng.permutation(30)[:depth]]
+        grades = {}
+        for doc in ranking + [f"d{i}" for i in range(30, 33)]:
+            grade = rng.choice([None, -1, 0, 1, 2], p=[0.25, 0.2, 0.25, 0.15, 0.15])
+            if grade is not None:
+                grades[doc] = int(grade)
+        run_rows += [(qid, doc, float(depth - i)) for i, doc in enumerate(ranking)]
+        qrels_rows += [(qid, doc, g) for doc, g in grades.items()]
+        topics[qid] = (ranking, grades)
+    run = pd.DataFrame(run_rows, columns=["query_id", "doc_id", "score"])
+    qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"])
+    return run, qrels, topics
+
+
+def _per_query(run, qrels, measure):
+    frame = evaluate(run, qrels, [measure])
+    return dict(zip(frame["query_id"], frame["value"], strict=True))
+
+
+@pytest.mark.parametrize("c", [1.0, 1.5, 2.0, 2.5, 3.0, 10.0, 1e-3])
+@pytest.mark.parametrize("eps", [1e-5, 1e-12, 1e-3, 0.5])
+def test_usual_smoothing_is_the_formula_bit_for_bit(c, eps):
+    run, qrels, topics = _random_topics()
+    ours = _per_query(run, qrels, ir_incomplete.infAP(c=c, eps=eps))
+    for qid, (ranking, grades) in topics.items():
+        assert ours[qid] == _reference_infap(ranking, grades, c, eps), qid  # equal, not approximately
+
+
+@pytest.mark.parametrize(
+    "c, eps",
+    [
+        (1e-200, 1e-200),  # c·eps underflows to 0: eps/(c·eps) was 1e-200/0
+        (1e-300, 1e-300),
+        (1e-300, 1e-5),  # c·eps normal, 1/c = 1e300: large but finite
+        (1.5, 1e-320),  # subnormal eps: c·eps rounded to a few bits
+        (2.0, 1e300),
+        (1e10, 1e300),  # c·eps overflows to inf: (r+eps)/inf was 0
+        (1e300, 10.0),
+    ],
+)
+def test_extreme_smoothing_is_finite_and_exact(c, eps):
+    run, qrels, topics = _random_topics()
+    ours = _per_query(run, qrels, ir_incomplete.infAP(c=c, eps=eps))
+    for qid, (ranking, grades) in topics.items():
+        exact = float(_reference_infap(ranking, grades, Fraction(c), Fraction(eps)))
+        assert math.isfinite(ours[qid]), (qid, ours[qid])
+        assert ours[qid] == pytest.approx(exact, rel=1e-12, abs=1e-300), qid
+    assert max(ours.values()) > 1e100 if c < 1e-100 else max(ours.values()) <= 1.0
+
+
+@pytest.mark.parametrize("text", ["infAP(c=1e-320)", "infAP(c=1e-301,eps=1)", "infAP(c=0)"])
+def test_smoothing_below_the_minimum_is_refused(text):
+    with pytest.raises(ValueError, match=r"infAP: invalid value .* for parameter 'c'.*>= 1e-300"):
+        parse(text)
+    assert parse("infAP(c=1e-300)").get("c") == 1e-300

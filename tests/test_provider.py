@@ -256,3 +256,21 @@ def test_activate_can_remove_and_reinstall_the_parser_wrappers():
     finally:
         activate(patch_parsers=was_installed)
     assert grammar.parsers_installed() == was_installed
+
+
+@pytest.mark.parametrize("measure", ir_incomplete.ALL_MEASURES, ids=lambda m: m.NAME)
+def test_every_measure_is_a_top_level_name(measure):
+    """``from ir_incomplete import <name>`` works for every registered measure (its name, its aliases and
+    its class), and ``__all__`` lists them, so ``from ir_incomplete import *`` brings them too."""
+    names = [measure.NAME, *getattr(measure, "ALIASES", ())]
+    for name in names:
+        assert getattr(ir_incomplete, name, None) is measure, name
+    assert getattr(ir_incomplete, type(measure).__name__, None) is type(measure)
+    for name in [*names, type(measure).__name__]:
+        assert name in ir_incomplete.__all__, name
+
+
+def test_all_names_exist_once():
+    assert len(ir_incomplete.__all__) == len(set(ir_incomplete.__all__))
+    missing = [name for name in ir_incomplete.__all__ if not hasattr(ir_incomplete, name)]
+    assert missing == []

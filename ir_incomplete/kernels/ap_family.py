@@ -12,6 +12,7 @@ papers and conventions are documented on the measure classes in :mod:`ir_incompl
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -59,6 +60,12 @@ def inferred_ap(
         infAP  = Σ E[P@k] / R                                  (R = 0 → 0)
 
     ``codes`` is ``[rows × depth]``; ``n_relevant`` holds R per row.
+
+    The ratio is computed as written whenever c·eps is a normal double (so trec_eval's values are
+    reproduced bit for bit). When c·eps underflows (below 2.2e-308, e.g. c = eps = 1e-200) the ratio is
+    1/c where nothing is judged above k (its exact value eps / (c·eps); as written it would be eps / 0)
+    and as written elsewhere (r + n ≥ 1 dwarfs c·eps); when c·eps overflows it is computed as
+    (r/eps + 1) / ((r + n)/eps + c). Every value is then at most max(1, 1/c), finite for finite c > 0.
     """
     _check_rel_level(rel_level)
     rows = codes.shape[0]
@@ -77,10 +84,24 @@ def inferred_ap(
     row, col = row[at], col[at]
     k = col.astype(np.float64) + 1.0
     pooled_above = k - 1.0 if uniform else (at - first[at]).astype(np.float64)
-    precision = 1.0 / k + (pooled_above / k) * ((rel_above + eps) / (rel_above + nonrel_above + c * eps))
+    precision = 1.0 / k + (pooled_above / k) * _smoothed_precision_above(rel_above, nonrel_above, c, eps)
     precision[col == 0] = 1.0
     sums = np.bincount(row, weights=precision, minlength=rows)
     return _divide_by_relevant(sums, n_relevant)
+
+
+def _smoothed_precision_above(rel_above: np.ndarray, nonrel_above: np.ndarray, c: float, eps: float) -> np.ndarray:
+    """(r + eps) / (r + n + c·eps) without underflow or overflow of c·eps (see :func:`inferred_ap`)."""
+    c_eps = c * eps
+    if math.isfinite(c_eps) and c_eps >= sys.float_info.min:  # every usual c and eps: the formula as written
+        return (rel_above + eps) / (rel_above + nonrel_above + c_eps)
+    if not math.isfinite(c_eps):  # c·eps overflows: divide numerator and denominator by eps
+        return (rel_above / eps + 1.0) / ((rel_above + nonrel_above) / eps + c)
+    judged_above = rel_above + nonrel_above  # c·eps underflows
+    some = judged_above > 0
+    ratio = np.full(len(judged_above), 1.0 / c)  # nothing judged above: eps / (c·eps), exactly
+    ratio[some] = (rel_above[some] + eps) / (judged_above[some] + c_eps)
+    return ratio
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -35,6 +35,11 @@ CUTOFF_PARAM = Param(
 )
 
 
+#: the smallest smoothing constant c of infAP: 1/c (the largest value a term of infAP can take) and its
+#: sums over up to 10^8 relevant documents stay finite doubles
+C_MINIMUM = 1e-300
+
+
 class InfAP(IncompleteMeasure, _infAP):
     """Inferred AP, infAP (Yilmaz & Aslam, CIKM 2006; "Estimating average precision when judgments are
     incomplete", KAIS 2008, §4.5). trec_eval's ``infAP``.
@@ -51,7 +56,11 @@ class InfAP(IncompleteMeasure, _infAP):
     ``variant=uniform`` (KAIS 2008 eq. 2: the judged set is a uniform sample of everything) sets
     d = k − 1. ``c`` generalises trec_eval's Lidstone smoothing (c = 2): with nothing judged above k the
     estimated precision above k is 1/c (the paper studies c ∈ {1, 1.5, 2, 2.5}; sample_eval uses 3).
-    Any c > 0 is accepted; with c < 1 that estimate exceeds 1, and so can infAP.
+    Any c ≥ 1e-300 is accepted (so that 1/c, and sums of it over 10^8 relevant documents, stay finite);
+    with c < 1 that estimate exceeds 1, and so can infAP (it is at most max(1, 1/c)); any finite
+    eps > 0 is accepted. When c·eps underflows (c = eps = 1e-200) the ratio with nothing judged above k
+    is its exact value 1/c rather than eps/0, so the value is never NaN (see
+    :func:`ir_incomplete.kernels.inferred_ap`).
 
     Conventions: R = number of qrels with grade ≥ rel (negative grades never count); R = 0 gives 0;
     unretrieved relevant documents contribute 0; ties in score are broken by document id descending,
@@ -68,8 +77,7 @@ class InfAP(IncompleteMeasure, _infAP):
         "c": Param(
             float,
             default=2.0,
-            minimum=0,
-            min_inclusive=False,
+            minimum=C_MINIMUM,
             desc="smoothing: estimated precision above k is 1/c when nothing above k is judged",
         ),
         "eps": Param(float, default=1e-5, minimum=0, min_inclusive=False, desc="Lidstone smoothing constant epsilon"),
