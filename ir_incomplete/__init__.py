@@ -50,7 +50,19 @@ from ir_incomplete.measures import (  # noqa: E402
     subAP,
     xGAP,
 )
-from ir_incomplete.measures.bootstrap import BootAP, BootP, BootQ, BootRBP, Q  # noqa: E402
+from ir_incomplete.measures.bootstrap import (  # noqa: E402
+    BootAP,
+    BootP,
+    BootQ,
+    BootRBP,
+    BootstrapMeasure,
+    BootstrappedAP,
+    BootstrappedP,
+    BootstrappedQ,
+    BootstrappedRBP,
+    Q,
+    QMeasure,
+)
 from ir_incomplete.measures.sampled import (  # noqa: E402
     APUpper,
     APUpperBound,
@@ -122,7 +134,13 @@ __all__ = [
     "NaiveUpperNDCG",
     "BootNDCG",
     "NDCGUpper",
+    "QMeasure",
     "Q",
+    "BootstrapMeasure",
+    "BootstrappedAP",
+    "BootstrappedP",
+    "BootstrappedRBP",
+    "BootstrappedQ",
     "BootAP",
     "BootP",
     "BootRBP",

@@ -236,15 +236,15 @@ def test_jsonl_of_extreme_infap_smoothing_is_json(capsys, synth):
 def test_jsonl_refuses_values_that_are_not_finite(capsys, synth, monkeypatch):
     import ir_incomplete.api
 
-    real = ir_incomplete.api.evaluate
+    real = ir_incomplete.api._evaluate_with_intervals  # what the command line evaluates with
 
     def with_nan(*args, **kwargs):
-        frame = real(*args, **kwargs)
+        frame, bounds = real(*args, **kwargs)
         frame.loc[(frame["query_id"] == "t2") & (frame["measure"] == "AP"), "value"] = float("nan")
         frame.loc[(frame["query_id"] == "t3") & (frame["measure"] == "AP"), "value"] = float("inf")
-        return frame
+        return frame, bounds
 
-    monkeypatch.setattr(ir_incomplete.api, "evaluate", with_nan)
+    monkeypatch.setattr(ir_incomplete.api, "_evaluate_with_intervals", with_nan)
     args = [synth["qrels"], synth["run"], synth["run2"], "infAP", "AP"]
     code, out, err = run_cli(capsys, *args, "-q", "-o", "jsonl")
     assert code == 2 and out == ""

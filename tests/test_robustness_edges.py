@@ -841,3 +841,18 @@ def test_plot_single_fraction_level():
     assert ticks == [30.0] and limits == (15.0, 45.0) and labels == ["30"]
     ticks, limits, _ = _axis(plot_robustness(_stats([0.05, 0.1, 0.3, 1.0], "sample")))
     assert limits[0] < 5 and limits[1] > 100  # several fractions: matplotlib's own ticks
+
+
+@pytest.mark.parametrize("twice", [["infAP", "infAP"], ["NumRel", "NumRel(rel=1)"]])
+def test_cli_refuses_a_measure_listed_twice(tmp_path, capsys, collection, twice):
+    """Two spellings of one canonical measure would be two columns of one key: refused before --out."""
+    from ir_incomplete.robustness.cli import main
+
+    qrels_path, run_dir = _write(tmp_path, *collection)
+    args = _cli(qrels_path, run_dir, tmp_path / "o", "--reference", "AP")
+    at = args.index("infAP")
+    args[at : at + 1] = twice
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "lists a measure twice" in err
+    assert not (tmp_path / "o").exists()

@@ -434,12 +434,15 @@ def _check_study(args, levels, options) -> None:
     from ir_incomplete.api import as_measures
     from ir_incomplete.robustness.study import _check_levels
 
-    measures = as_measures(list(args.measures))
-    labels = [repr(m) for m in measures]
+    labels = []
+    for token in [*args.measures, *([] if args.reference is None else [args.reference])]:
+        try:
+            labels.append(repr(as_measures([token])[0]))
+        except (ValueError, NameError) as exc:
+            raise ValueError(f"measure {token!r}: {exc}") from None
+    labels = labels[: len(args.measures)]  # the reference may repeat a measure
     if len(set(labels)) != len(labels):
         raise ValueError(f"measures lists a measure twice: {labels}")
-    if args.reference is not None:
-        as_measures([args.reference])
     _check_levels(args.method, levels, options.get("depth"))
 
 
