@@ -23,14 +23,11 @@ from ir_incomplete.measures.base import NOT_PROVIDED, IncompleteMeasure, Param
 from ir_incomplete.measures.ndcg import (
     ALPHA_PARAM,
     MAX_B,
-    MAX_REPLICATE_CELLS,
     MIN_COUNT_PARAM,
     POOL_SCOPES,
     PRIORS,
-    ROW_BLOCK_CELLS,
+    Replicated,
     StatParam,
-    statistic,
-    summarize,
     topic_streams,
 )
 
@@ -97,7 +94,7 @@ _COMMON: dict[str, ParamInfo] = {
 }
 
 
-class BootstrapMeasure(IncompleteMeasure):
+class BootstrapMeasure(Replicated, IncompleteMeasure):
     """Base of the bootstrapped measures that complete the judgments (``BootAP``, ``BootP``, ``BootRBP``,
     ``BootQ``; the future-work list of Fröbe, Gienapp, Potthast & Hagen, ECIR 2023, §6).
 
@@ -170,61 +167,9 @@ class BootstrapMeasure(IncompleteMeasure):
         counts = setup["topic_counts"][setup["topic"]]
         return kernels.plain(self.definition(setup), setup["grades"], counts)
 
-    # -- replicates and their summaries ----------------------------------------------------------------------
-    def replicates(self, ranked, qrels, _setup: dict | None = None, predictions: Any = None) -> np.ndarray:
-        """``[rows × b]`` replicates (refused above :data:`MAX_REPLICATE_CELLS` values; use
-        :meth:`replicate_blocks`)."""
-        b = self.get("b")
-        if ranked.n_rows * b > MAX_REPLICATE_CELLS:
-            raise ValueError(
-                f"{self!r}: {ranked.n_rows} rankings × b={b} replicates is more than {MAX_REPLICATE_CELLS} values "
-                f"to return at once; use a smaller b or fewer runs/queries"
-            )
-        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
-        return self._replicates(ranked, qrels, setup, np.arange(ranked.n_rows))
-
-    def replicate_blocks(
-        self, ranked, qrels, _setup: dict | None = None, rows: np.ndarray | None = None, predictions: Any = None
-    ):
-        """Yield ``(row_indices, [len(row_indices) × b] replicates)``, a few rows at a time (rows of a
-        topic together; about ``ROW_BLOCK_CELLS`` values per block). Values equal :meth:`replicates`."""
-        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
-        rows = np.arange(ranked.n_rows) if rows is None else np.asarray(rows, dtype=np.intp)
-        rows = rows[np.argsort(ranked.topic_of_row[rows], kind="stable")]
-        step = max(1, ROW_BLOCK_CELLS // self.get("b"))
-        for lo in range(0, len(rows), step):
-            part = rows[lo : lo + step]
-            yield part, self._replicates(ranked, qrels, setup, part)
-
-    def compute(self, ranked, qrels, predictions: Any = None):
-        setup = self.setup(ranked, qrels, predictions)
-        out = np.zeros(ranked.n_rows, dtype=np.float64)
-        for rows, block in self.replicate_blocks(ranked, qrels, setup):
-            out[rows] = statistic(block, self.get("stat"))
-        return out
-
-    def summaries(
-        self, ranked, qrels, percentiles=(5, 95), _setup: dict | None = None, predictions: Any = None
-    ) -> dict[str, np.ndarray]:
-        """``mode``, ``mean``, ``median``, one ``pNN`` per percentile and ``plain``, per row."""
-        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
-        out: dict[str, np.ndarray] = {}
-        for rows, block in self.replicate_blocks(ranked, qrels, setup):
-            for name, values in summarize(block, percentiles=percentiles).items():
-                out.setdefault(name, np.zeros(ranked.n_rows, dtype=np.float64))[rows] = values
-        if not out:
-            out = {name: np.zeros(0) for name in summarize(np.zeros((0, 1)), percentiles=percentiles)}
-        out["plain"] = self.plain(setup)
-        return out
-
-    def compute_details(self, ranked, qrels, predictions: Any = None) -> dict[str, np.ndarray]:
-        """``value`` and every :data:`BOOTSTRAP_FIELDS` entry per row (for :class:`BootstrapSummary`)."""
-        setup = self.setup(ranked, qrels, predictions)
-        stat = self.get("stat")
-        percentiles = (5, 95) if not stat.startswith("p") else (5, 95, float(stat[1:]))
-        out = self.summaries(ranked, qrels, percentiles, setup)
-        out["value"] = out[stat]
-        return out
+    def _summary_extras(self, setup: dict[str, Any]) -> dict[str, np.ndarray]:
+        """The plain measure per row (unjudged documents as nonrelevant)."""
+        return {"plain": self.plain(setup)}
 
 
 class BootstrappedAP(BootstrapMeasure):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from ir_measures.measures import ParamInfo
@@ -254,7 +254,92 @@ class NaiveUpperNDCG(_CutoffAlwaysShown):
         return self._upper(codes, unjudged, reservoir, gains, idcg)
 
 
-class BootstrappedNDCG(_CutoffAlwaysShown):
+class Replicated:
+    """The machinery every bootstrapped measure shares (``BootNDCG`` and the measures of
+    :mod:`ir_incomplete.measures.bootstrap`): replicates computed a few rows at a time, the value as a
+    statistic of them, and per-row summaries. A subclass defines ``setup(ranked, qrels, predictions)``,
+    ``_replicates(ranked, qrels, setup, rows)`` (``[len(rows) × b]``) and ``_summary_extras(setup)`` (the
+    per-row columns that accompany the summaries)."""
+
+    if TYPE_CHECKING:  # provided by the measure class the machinery is mixed into
+
+        def get(self, name: str) -> Any: ...
+
+    def setup(self, ranked, qrels, predictions: Any = None) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _replicates(self, ranked, qrels, setup: dict[str, Any], rows: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _summary_extras(self, setup: dict[str, Any]) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    # -- the distribution --------------------------------------------------------------------------------
+    def replicates(self, ranked, qrels, _setup: dict | None = None, predictions: Any = None) -> np.ndarray:
+        """``[rows × b]`` replicates, one row per row of ``ranked``.
+
+        Refused with a ``ValueError`` when ``rows × b`` exceeds :data:`MAX_REPLICATE_CELLS` (256 MiB of
+        values); :meth:`replicate_blocks` gives the same values a few rows at a time.
+        """
+        b = self.get("b")
+        if ranked.n_rows * b > MAX_REPLICATE_CELLS:
+            raise ValueError(
+                f"{self!r}: {ranked.n_rows} rankings × b={b} replicates is more than {MAX_REPLICATE_CELLS} values "
+                f"to return at once; use a smaller b or fewer runs/queries (values and summaries are computed "
+                f"in blocks and need no such limit)"
+            )
+        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
+        return self._replicates(ranked, qrels, setup, np.arange(ranked.n_rows))
+
+    def replicate_blocks(
+        self, ranked, qrels, _setup: dict | None = None, rows: np.ndarray | None = None, predictions: Any = None
+    ):
+        """Yield ``(row_indices, block)`` with ``block`` the ``[len(row_indices) × b]`` replicates of those
+        rows of ``ranked`` (``rows``: which rows, default all), a few rows at a time: blocks hold about
+        :data:`ROW_BLOCK_CELLS` values (at least one row), rows of a topic together. The values equal
+        the corresponding rows of :meth:`replicates` bit for bit."""
+        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
+        rows = np.arange(ranked.n_rows) if rows is None else np.asarray(rows, dtype=np.intp)
+        rows = rows[np.argsort(ranked.topic_of_row[rows], kind="stable")]
+        step = max(1, ROW_BLOCK_CELLS // self.get("b"))
+        for lo in range(0, len(rows), step):
+            part = rows[lo : lo + step]
+            yield part, self._replicates(ranked, qrels, setup, part)
+
+    # -- values -----------------------------------------------------------------------------------------
+    def compute(self, ranked, qrels, predictions: Any = None):
+        setup = self.setup(ranked, qrels, predictions)
+        out = np.zeros(ranked.n_rows, dtype=np.float64)
+        for rows, block in self.replicate_blocks(ranked, qrels, setup):
+            out[rows] = statistic(block, self.get("stat"))
+        return out
+
+    def compute_details(self, ranked, qrels, predictions: Any = None) -> dict[str, np.ndarray]:
+        """``value`` and every summary per row (the fields of the measure's ``METRIC_TYPE``)."""
+        setup = self.setup(ranked, qrels, predictions)
+        stat = self.get("stat")
+        percentiles = (5, 95) if not stat.startswith("p") else (5, 95, float(stat[1:]))
+        out = self.summaries(ranked, qrels, percentiles, setup)
+        out["value"] = out[stat]
+        return out
+
+    def summaries(
+        self, ranked, qrels, percentiles=(5, 95), _setup: dict | None = None, predictions: Any = None
+    ) -> dict[str, np.ndarray]:
+        """:func:`summarize` of every row's replicates plus the measure's ``_summary_extras``, computed
+        block by block (memory independent of b and of the number of rows)."""
+        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
+        out: dict[str, np.ndarray] = {}
+        for rows, block in self.replicate_blocks(ranked, qrels, setup):
+            for name, values in summarize(block, percentiles=percentiles).items():
+                out.setdefault(name, np.zeros(ranked.n_rows, dtype=np.float64))[rows] = values
+        if not out:
+            out = {name: np.zeros(0) for name in summarize(np.zeros((0, 1)), percentiles=percentiles)}
+        out.update(self._summary_extras(setup))
+        return out
+
+
+class BootstrappedNDCG(Replicated, _CutoffAlwaysShown):
     """Bootstrapped nDCG@k, ``BootNDCG@k`` (Fröbe, Gienapp, Potthast & Hagen, "Bootstrapped nDCG
     estimation in the presence of unjudged documents", ECIR 2023, §3 and Alg. 1; the authors' code is
     github.com/webis-de/ECIR-23).
@@ -388,38 +473,6 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             return _COMPAT_DEFAULTS[compat][name]
         return self.SUPPORTED_PARAMS[name].default
 
-    # -- the distribution --------------------------------------------------------------------------------
-    def replicates(self, ranked, qrels, _setup: dict | None = None, predictions: Any = None) -> np.ndarray:
-        """``[rows × b]`` replicates, one row per row of ``ranked``.
-
-        Refused with a ``ValueError`` when ``rows × b`` exceeds :data:`MAX_REPLICATE_CELLS` (256 MiB of
-        values); :meth:`replicate_blocks` gives the same values a few rows at a time.
-        """
-        b = self.get("b")
-        if ranked.n_rows * b > MAX_REPLICATE_CELLS:
-            raise ValueError(
-                f"{self!r}: {ranked.n_rows} rankings × b={b} replicates is more than {MAX_REPLICATE_CELLS} values "
-                f"to return at once; use a smaller b or fewer runs/queries (values and summaries are computed "
-                f"in blocks and need no such limit)"
-            )
-        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
-        return self._replicates(ranked, qrels, setup, np.arange(ranked.n_rows))
-
-    def replicate_blocks(
-        self, ranked, qrels, _setup: dict | None = None, rows: np.ndarray | None = None, predictions: Any = None
-    ):
-        """Yield ``(row_indices, block)`` with ``block`` the ``[len(row_indices) × b]`` replicates of those
-        rows of ``ranked`` (``rows``: which rows, default all), a few rows at a time: blocks hold about
-        :data:`ROW_BLOCK_CELLS` values (at least one row), rows of a topic together. The values equal
-        the corresponding rows of :meth:`replicates` bit for bit."""
-        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
-        rows = np.arange(ranked.n_rows) if rows is None else np.asarray(rows, dtype=np.intp)
-        rows = rows[np.argsort(ranked.topic_of_row[rows], kind="stable")]
-        step = max(1, ROW_BLOCK_CELLS // self.get("b"))
-        for lo in range(0, len(rows), step):
-            part = rows[lo : lo + step]
-            yield part, self._replicates(ranked, qrels, setup, part)
-
     def _replicates(self, ranked, qrels, setup: dict[str, Any], rows: np.ndarray) -> np.ndarray:
         completion = setup.get("completion")
         if completion is not None:  # prior=predicted: the sampler that completes the judgments
@@ -516,40 +569,14 @@ class BootstrappedNDCG(_CutoffAlwaysShown):
             )
         return out
 
-    # -- values -----------------------------------------------------------------------------------------
-    def compute(self, ranked, qrels, predictions: Any = None):
-        setup = self.setup(ranked, qrels, predictions)
-        out = np.zeros(ranked.n_rows, dtype=np.float64)
-        for rows, block in self.replicate_blocks(ranked, qrels, setup):
-            out[rows] = statistic(block, self.get("stat"))
-        return out
-
-    def compute_details(self, ranked, qrels, predictions: Any = None) -> dict[str, np.ndarray]:
-        """``value`` and every :data:`DETAIL_FIELDS` entry per row (for :class:`BootstrapMetric`)."""
-        setup = self.setup(ranked, qrels, predictions)
-        stat = self.get("stat")
-        percentiles = (5, 95) if not stat.startswith("p") else (5, 95, float(stat[1:]))
-        out = self.summaries(ranked, qrels, percentiles, setup)
-        out["value"] = out[stat]
-        return out
-
-    def summaries(
-        self, ranked, qrels, percentiles=(5, 95), _setup: dict | None = None, predictions: Any = None
-    ) -> dict[str, np.ndarray]:
-        """:func:`summarize` of every row's replicates plus ``naive_lower``/``naive_upper``, computed
-        block by block (memory independent of b and of the number of rows)."""
-        setup = _setup if _setup is not None else self.setup(ranked, qrels, predictions)
-        out: dict[str, np.ndarray] = {}
-        for rows, block in self.replicate_blocks(ranked, qrels, setup):
-            for name, values in summarize(block, percentiles=percentiles).items():
-                out.setdefault(name, np.zeros(ranked.n_rows, dtype=np.float64))[rows] = values
-        if not out:
-            out = {name: np.zeros(0) for name in summarize(np.zeros((0, 1)), percentiles=percentiles)}
-        out["naive_lower"] = kernels.ndcg(setup["codes"], setup["idcg"], setup["gains"])
-        out["naive_upper"] = self._upper(
-            setup["codes"], setup["unjudged"], setup["full_reservoir"], setup["gains"], setup["idcg"]
-        )
-        return out
+    def _summary_extras(self, setup: dict[str, Any]) -> dict[str, np.ndarray]:
+        """The naive bounds per row: unjudged top-k documents as nonrelevant and as the best grades left."""
+        return {
+            "naive_lower": kernels.ndcg(setup["codes"], setup["idcg"], setup["gains"]),
+            "naive_upper": self._upper(
+                setup["codes"], setup["unjudged"], setup["full_reservoir"], setup["gains"], setup["idcg"]
+            ),
+        }
 
 
 _levels = levels_of
