@@ -484,21 +484,8 @@ def _evaluate(args) -> list[str]:
         raise CliError("--no_summary (-n) only works together with --by_query (-q)")
     if args.places < -1:
         raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
-    if not os.path.exists(args.qrels):
-        raise CliError(f"qrels file {args.qrels!r} does not exist")
-    if os.path.isdir(args.qrels):
-        raise CliError(f"qrels {args.qrels!r} is a directory, not a file")
-    items = list(args.items)
-    n_runs = 0
-    while n_runs < len(items) and os.path.exists(items[n_runs]):
-        n_runs += 1
-    if n_runs == 0:
-        raise CliError(f"run file {items[0]!r} does not exist (give QRELS RUN [RUN ...] MEASURE ...)")
-    run_paths, measure_args = items[:n_runs], items[n_runs:]
-    if not measure_args:
-        raise CliError("no measures given after the runs (e.g. 'AP' 'infAP(c=1.5)@10'); see 'ir_incomplete measures'")
-    measures = _parse_measures(measure_args)
-    run_files = _collect_runs(run_paths)
+    check_input_file(args.qrels, "qrels")
+    run_files, measures = runs_and_measures(args.items, "QRELS RUN [RUN ...] MEASURE ...")
     if args.output_format == "jsonl" and args.places != DEFAULT_PLACES:
         sys.stderr.write("--places is ignored when using --output_format jsonl\n")
 
@@ -576,12 +563,36 @@ def _write(lines: list[str]) -> int:
     return 0
 
 
-def evaluation_main(argv: Sequence[str]) -> int:
-    """``ir_incomplete QRELS RUN [RUN ...] MEASURE [MEASURE ...]``; returns the exit code."""
-    parser = _evaluation_parser()
+def check_input_file(path: str, what: str) -> None:
+    """``CliError`` unless ``path`` names an existing file (``what``: the file's role, for the message)."""
+    if not os.path.exists(path):
+        raise CliError(f"{what} file {path!r} does not exist")
+    if os.path.isdir(path):
+        raise CliError(f"{what} {path!r} is a directory, not a file")
+
+
+def runs_and_measures(items: Sequence[str], usage: str) -> tuple[dict[str, str], list]:
+    """The run files (``{name: path}``) and measures of the positional arguments ``RUN ... MEASURE ...``:
+    the leading arguments that exist on disk are runs (files or directories), the rest measures
+    (``usage``: the command's positional arguments, for the messages)."""
+    items = list(items)
+    n_runs = 0
+    while n_runs < len(items) and os.path.exists(items[n_runs]):
+        n_runs += 1
+    if n_runs == 0:
+        raise CliError(f"run file {items[0]!r} does not exist (give {usage})")
+    if n_runs == len(items):
+        raise CliError("no measures given after the runs (e.g. 'AP' 'infAP(c=1.5)@10'); see 'ir_incomplete measures'")
+    return _collect_runs(items[:n_runs]), _parse_measures(items[n_runs:])
+
+
+def run_command(parser: argparse.ArgumentParser, body: Callable[[Any], list[str]], argv: Sequence[str]) -> int:
+    """What every subcommand does with its arguments: parse ``argv``, run ``body(args)`` for the output
+    lines and write them; a usage or input error is one line on stderr with its exit code, never a
+    traceback. Returns the exit code."""
     try:
         args = parser.parse_intermixed_args(list(argv))
-        lines = _evaluate(args)
+        lines = body(args)
     except _Exit as done:
         return done.status
     except CliError as error:
@@ -589,6 +600,11 @@ def evaluation_main(argv: Sequence[str]) -> int:
     except _INPUT_ERRORS as exc:  # anything else that bad input can raise: one line, never a traceback
         return _report(_as_cli_error(exc))
     return _write(lines)
+
+
+def evaluation_main(argv: Sequence[str]) -> int:
+    """``ir_incomplete QRELS RUN [RUN ...] MEASURE [MEASURE ...]``; returns the exit code."""
+    return run_command(_evaluation_parser(), _evaluate, argv)
 
 
 # ---------------------------------------------------------------------------------------------------

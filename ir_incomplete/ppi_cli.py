@@ -16,25 +16,20 @@ scored on every query. Runs and measures as in the evaluation command. One line 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 
 from ir_incomplete.cli import (
-    _INPUT_ERRORS,
     DEFAULT_PLACES,
     EXIT_DATA,
     OUTPUT_FORMATS,
     PROG,
     CliError,
-    _as_cli_error,
-    _collect_runs,
-    _Exit,
     _one_line,
-    _parse_measures,
     _Parser,
     _read,
-    _report,
-    _write,
+    check_input_file,
+    run_command,
+    runs_and_measures,
 )
 from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
 
@@ -102,21 +97,9 @@ def _run(args) -> list[str]:
 
     if args.places < -1:
         raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
-    for path, what in ((args.qrels, "qrels"), (args.predictions, "predictions")):
-        if not os.path.exists(path):
-            raise CliError(f"{what} file {path!r} does not exist")
-        if os.path.isdir(path):
-            raise CliError(f"{what} {path!r} is a directory, not a file")
-    items = list(args.items)
-    n_runs = 0
-    while n_runs < len(items) and os.path.exists(items[n_runs]):
-        n_runs += 1
-    if n_runs == 0:
-        raise CliError(f"run file {items[0]!r} does not exist (give QRELS PREDICTIONS RUN [RUN ...] MEASURE ...)")
-    if n_runs == len(items):
-        raise CliError("no measures given after the runs (e.g. 'nDCG@10' 'AP@100')")
-    measures = _parse_measures(items[n_runs:])
-    run_files = _collect_runs(items[:n_runs])
+    check_input_file(args.qrels, "qrels")
+    check_input_file(args.predictions, "predictions")
+    run_files, measures = runs_and_measures(args.items, "QRELS PREDICTIONS RUN [RUN ...] MEASURE ...")
     labelled = None
     if args.labelled is not None:
         labelled = [q.strip() for q in args.labelled.split(",") if q.strip()]
@@ -142,17 +125,7 @@ def _run(args) -> list[str]:
 
 def main(argv: Sequence[str]) -> int:
     """``ir_incomplete ppi ...``; returns the exit code."""
-    parser = _parser()
-    try:
-        args = parser.parse_intermixed_args(list(argv))
-        lines = _run(args)
-    except _Exit as done:
-        return done.status
-    except CliError as error:
-        return _report(error)
-    except _INPUT_ERRORS as exc:
-        return _report(_as_cli_error(exc))
-    return _write(lines)
+    return run_command(_parser(), _run, argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

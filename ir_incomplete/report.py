@@ -631,9 +631,8 @@ def _parser():
 
 
 def _compare_text(args) -> str:
-    import os
 
-    from ir_incomplete.cli import EXIT_DATA, CliError, _collect_runs, _parse_measures, _read
+    from ir_incomplete.cli import EXIT_DATA, CliError, _read, check_input_file, runs_and_measures
     from ir_incomplete.data import read_trec_qrels, read_trec_run
     from ir_incomplete.robustness.significance import _check_alpha, _check_b
 
@@ -646,21 +645,8 @@ def _compare_text(args) -> str:
             str(exc).replace("alpha=", "--alpha ").replace("B=", "-B ").replace("digits=", "--digits ")
         ) from None
 
-    if not os.path.exists(args.qrels):
-        raise CliError(f"qrels file {args.qrels!r} does not exist")
-    if os.path.isdir(args.qrels):
-        raise CliError(f"qrels {args.qrels!r} is a directory, not a file")
-    items = list(args.items)
-    n_runs = 0
-    while n_runs < len(items) and os.path.exists(items[n_runs]):
-        n_runs += 1
-    if n_runs == 0:
-        raise CliError(f"run file {items[0]!r} does not exist (give QRELS RUN RUN [RUN ...] MEASURE ...)")
-    run_paths, measure_args = items[:n_runs], items[n_runs:]
-    if not measure_args:
-        raise CliError("no measures given after the runs (e.g. 'AP' 'nDCG@10'); see 'ir_incomplete measures'")
-    measures = _parse_measures(measure_args)
-    run_files = _collect_runs(run_paths)
+    check_input_file(args.qrels, "qrels")
+    run_files, measures = runs_and_measures(args.items, "QRELS RUN RUN [RUN ...] MEASURE ...")
     if len(run_files) < 2:
         raise CliError(f"compare needs at least 2 runs; got {len(run_files)}: {', '.join(run_files)}")
     if args.baseline is not None and args.baseline not in run_files:
@@ -698,15 +684,6 @@ def compare_main(argv: Sequence[str]) -> int:
     """``ir_incomplete compare QRELS RUN RUN [RUN ...] MEASURE [MEASURE ...] [--baseline NAME] [--test t]
     [--correction none|bonferroni|holm] [--alpha 0.05] [--format markdown|latex|tsv]``; returns the exit
     code (0 success, 2 usage or data error, 1 output not written), as the other subcommands."""
-    from ir_incomplete.cli import _INPUT_ERRORS, CliError, _as_cli_error, _Exit, _report, _write
+    from ir_incomplete.cli import run_command
 
-    try:
-        args = _parser().parse_intermixed_args(list(argv))
-        text = _compare_text(args)
-    except _Exit as done:
-        return done.status
-    except CliError as error:
-        return _report(error)
-    except _INPUT_ERRORS as exc:  # anything else that bad input can raise: one line, never a traceback
-        return _report(_as_cli_error(exc))
-    return _write(text.rstrip("\n").split("\n"))
+    return run_command(_parser(), lambda args: _compare_text(args).rstrip("\n").split("\n"), argv)
