@@ -9,15 +9,20 @@ values and the oracle's values over all runs.
 
 Methods: ``judge-next`` (:class:`ir_incomplete.judging.judge_next.JudgeNext`, default parameters) and,
 for comparison, ``rrf`` (static priority: each topic's documents by Σ_runs 1/(2 + rank), judged
-round-robin across topics, the i-th document of every topic before any (i+1)-th).
+round-robin across topics, the i-th document of every topic before any (i+1)-th) and ``oracle``: the
+judge-next criterion with the relevance probability replaced by the oracle's own relevance (1 for a
+relevant document, 0 otherwise), so it judges only relevant documents, in the criterion's order. No
+method can know relevance before judging: ``oracle`` is a bound on what a better relevance model
+could give, and it shows how many relevant documents τ ≥ 0.9 needs under this protocol (plain AP and
+nDCG@10 change only when a judged document is relevant).
 
 Usage::
 
     python benchmarks/judge_next_goal.py                      # TREC-COVID round 1 and Robust04, both measures
     python benchmarks/judge_next_goal.py --collection covid --measure AP --methods judge-next rrf
 
-Prints, per collection/measure/method, the curve (judgments → τ, seconds per judge-next call) and the
-judgments needed to reach τ ≥ 0.9. Data: ``../shared/data`` (see its README).
+Prints, per collection/measure/method, the curve (judgments → τ, relevant documents found, seconds per
+call) and the judgments needed to reach τ ≥ 0.9. Data: ``../shared/data`` (see its README).
 """
 
 from __future__ import annotations
@@ -84,6 +89,26 @@ class RRFPriority:
         pass
 
 
+class OracleJudgeNext(JudgeNext):
+    """The judge-next criterion with ``p(d)`` = the oracle's relevance (a bound, not a method)."""
+
+    name = "oracle"
+
+    def __init__(self, measure, oracle: pd.DataFrame):
+        super().__init__(measure)
+        self._oracle = oracle
+
+    def relevance_probability(self, state):
+        pool = state.pool
+        oracle = self._oracle[self._oracle["relevance"] >= 1]
+        found = pool.lookup(
+            oracle["query_id"].astype(str).to_numpy(object), oracle["doc_id"].astype(str).to_numpy(object)
+        )
+        p = np.zeros(pool.n_candidates)
+        p[found[found >= 0]] = 1.0
+        return p
+
+
 def oracle_grades(oracle: pd.DataFrame, batch: pd.DataFrame) -> pd.DataFrame:
     """The batch with the oracle's grades (0 where the oracle has no judgment; negative grades → 0)."""
     merged = batch[["query_id", "doc_id"]].merge(oracle, on=["query_id", "doc_id"], how="left")
@@ -92,7 +117,7 @@ def oracle_grades(oracle: pd.DataFrame, batch: pd.DataFrame) -> pd.DataFrame:
 
 
 def replay(strategy, runs, oracle: pd.DataFrame, measure: str, step: int, limit: int, reference: pd.Series):
-    """Yield ``(judgments, tau, seconds of the next_batch call)`` round after round."""
+    """Yield ``(judgments, tau, relevant documents found, seconds of the next_batch call)`` round after round."""
     state = strategy.start(runs, None)
     acquired = pd.DataFrame({"query_id": [], "doc_id": [], "relevance": []}).astype(
         {"query_id": object, "doc_id": object, "relevance": np.int64}
@@ -108,14 +133,14 @@ def replay(strategy, runs, oracle: pd.DataFrame, measure: str, step: int, limit:
         acquired = pd.concat([acquired, judged], ignore_index=True)
         values = evaluate(runs, acquired, measure, per_query=False).set_index("run")["value"]
         tau = kendalltau(values.reindex(reference.index).to_numpy(), reference.to_numpy())[0]
-        yield len(acquired), float(tau), seconds
+        yield len(acquired), float(tau), int((acquired["relevance"] >= 1).sum()), seconds
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--collection", nargs="+", choices=sorted(COLLECTIONS), default=["covid", "robust04"])
     parser.add_argument("--measure", nargs="+", choices=sorted(SETTINGS), default=["AP", "nDCG@10"])
-    parser.add_argument("--methods", nargs="+", choices=["judge-next", "rrf"], default=["judge-next", "rrf"])
+    parser.add_argument("--methods", nargs="+", choices=["judge-next", "rrf", "oracle"], default=["judge-next", "rrf"])
     parser.add_argument("--limit", type=int, help="judgments at most (default 16,000 for AP, 6,000 for nDCG@10)")
     parser.add_argument("--extra-rounds", type=int, default=2, help="rounds shown after the goal is reached")
     parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder (default ../shared/data)")
@@ -127,11 +152,16 @@ def main(argv=None) -> int:
             limit = args.limit or limit
             reference = evaluate(runs, oracle, measure, per_query=False).set_index("run")["value"]
             for method in args.methods:
-                strategy = JudgeNext(measure) if method == "judge-next" else RRFPriority()
+                if method == "judge-next":
+                    strategy = JudgeNext(measure)
+                elif method == "oracle":
+                    strategy = OracleJudgeNext(measure, oracle)
+                else:
+                    strategy = RRFPriority()
                 print(f"\n{name} {measure} {method} (rounds of {step}, {len(reference)} runs)", flush=True)
                 reached, after = None, 0
-                for spent, tau, seconds in replay(strategy, runs, oracle, measure, step, limit, reference):
-                    print(f"  {spent:6d}  tau {tau:.4f}  ({seconds:.2f} s)", flush=True)
+                for spent, tau, relevant, seconds in replay(strategy, runs, oracle, measure, step, limit, reference):
+                    print(f"  {spent:6d}  tau {tau:.4f}  relevant {relevant:5d}  ({seconds:.2f} s)", flush=True)
                     if reached is None and tau >= GOAL:
                         reached = spent
                     after += reached is not None
