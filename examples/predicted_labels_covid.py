@@ -61,8 +61,8 @@ in ``--out DIR``, or ``docs/`` with ``--docs``.
 
 Run from the project root (the data live in ``../shared/data``, or pass their folder). The defaults — 200
 repeats, Boot(predicted) on the first 20 of them (it draws a grade for each of the ~3800 predicted
-unjudged documents per topic in each of 1000 replicates: 10–15 s a repeat) — took 455 s on 2 busy
-shared cores. ``--confusion`` sets another labeler (rows separated by ``/``)::
+unjudged documents per topic in each of 1000 replicates: 8–15 s a repeat) — took 251 s on 2 shared
+cores (455 s when they were busy). ``--confusion`` sets another labeler (rows separated by ``/``)::
 
     python examples/predicted_labels_covid.py [DATA_FOLDER] [--repeats 200] [--boot-repeats 20]
                                               [--labelled 10] [--confusion 0.85,0.1,0.05/...]
