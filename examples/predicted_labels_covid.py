@@ -23,50 +23,59 @@ Estimators, each scored against the complete-judgment value (mean over the 30 to
 * plain — the measure on the round-1 qrels (unjudged = nonrelevant);
 * predictions as qrels — on the round-1 human judgments plus the predicted grade of every labelled
   document round 1 did not judge;
-* Boot(pool+run) — ``BootNDCG@10`` / ``BootAP@100`` on the round-1 qrels (the value: the mean of the
-  per-query most likely values; interval: percentiles 5 and 95 of the bootstrap distribution of the
-  mean);
-* Boot(predicted) — the same with ``prior=predicted`` and the predicted labels
-  (``evaluate(..., predictions=...)``);
-* PPI / PPI++ — :func:`ir_incomplete.ppi.ppi_evaluate`. Design: in each repeat 10 of the 30 topics,
-  drawn at random, are *labelled* — they get complete human judgments, Y = the measure on the complete
-  qrels — and the other 20 get none; Ŷ = the measure on "predictions as qrels" above, on every topic.
-  The target of the interval is then well defined: the mean over the 30 topics of the measure under
-  complete judgments, which PPI estimates without bias because the labelled topics are a random sample.
-  PPI thus sees complete judgments for 10 topics, which the other estimators never do; the classical
-  interval from those 10 topics alone (λ = 0) is reported beside it, to show what the predictions add.
-  The interval of PPI is built for the mean over the population the topics are sampled from; for the
-  mean over these very 30 topics, of which the 20 unlabelled ones are part, it is conservative (the
-  spread of the unlabelled topics counts as uncertainty although they are the target's own topics).
-  So the rows "i.i.d. topics" check PPI on its own assumption: the 30 topics are the population,
-  10 labelled and 20 unlabelled topics are drawn from them independently with replacement, and the
-  target — the population mean — is again the mean over the 30 topics under complete judgments.
+* Boot(pool+run) — ``BootNDCG@10`` / ``BootAP@100`` on the round-1 qrels (the value: the mean over
+  topics of the per-query most likely value, ``stat=mode``; interval: percentiles 5 and 95 of the
+  bootstrap distribution of the mean). It uses no labels, so it is computed once;
+* Boot(predicted) — ``BootNDCG(prior=predicted)@10`` / ``BootAP(prior=predicted)@100`` with the predicted
+  labels (``evaluate(..., predictions=..., interval=0.9)``): the prior of an unjudged document predicted
+  ℓ is the distribution of the human grades of the round-1 judged documents of its query also predicted
+  ℓ, and every predicted unjudged document draws a grade, so AP's R sees them;
+* PPI / PPI++ — :func:`ir_incomplete.ppi.ppi_evaluate` (ppi_py's estimator and CLT interval). PPI sees
+  complete judgments for some topics, which the other estimators never do; the classical interval from
+  those topics alone (λ = 0) is reported beside it, to show what the predictions add. Two designs:
 
-For each estimator: Kendall τ between the run ranking it gives and the complete one, RMSE of the run
-means (both averaged over repeats where the estimator is random) and, for the interval estimators, the
-share of (run, repeat) pairs whose complete value lies inside the 90 % interval, and the mean width.
+  - *split* (a test collection of 30 topics, 10 of them labelled): in each repeat 10 of the 30 topics,
+    drawn without replacement, get complete judgments (Y = the measure on the complete qrels), the
+    other 20 get none; Ŷ = "predictions as qrels" on every topic. The target is the mean over these 30
+    topics. PPI's interval is built for the mean of an (infinite) population that labelled and unlabelled
+    topics are drawn from independently; for a finite population that the labelled and unlabelled topics
+    exhaust it is conservative. The honest interval there is the survey-sampling one: the difference
+    estimator of Cassel, Särndal & Wretman (1976) — PPI's estimator with the predictions averaged over all
+    30 topics — with the finite-population correction (:func:`difference_fpc`), row "difference
+    estimator + FPC";
+  - *i.i.d.* (PPI's own assumption): the 30 topics are the population; 10 labelled and 20 unlabelled
+    topics are drawn from it independently, with replacement; the target, the population mean, is again
+    the mean over the 30 topics under complete judgments. A second table repeats this design with 20, 40
+    and 80 labelled topics (and twice as many unlabelled ones), to separate a small-sample shortfall of
+    the normal interval from a defect.
 
-Boot(pool+run) for AP@100 and Boot(predicted) need ``BootAP`` and ``evaluate(..., predictions=...)``;
-where this version of ir_incomplete lacks them their rows print "n/a". Figure: the 25 best runs (on
-complete judgments) with PPI's interval of one repeat, predictions-as-qrels, plain and the complete value:
-``predicted_labels_covid.png`` in the current folder, in ``--out DIR``, or ``docs/`` with ``--docs``.
+For each estimator: Kendall τ between the run ranking it gives and the complete one, RMSE and bias (mean
+signed error) of the run means (averaged over repeats where the estimator is random) and, for the interval
+estimators, the share of (run, repeat) pairs whose complete value lies inside the 90 % interval with its
+Monte Carlo standard error over repeats (runs within a repeat are correlated, so the error is taken
+between repeats), and the mean width.
 
-Run from the project root (the data live in ``../shared/data``, or pass their folder); with the
-default 200 repeats it takes about 150 s on 2 shared cores without the Boot(predicted) rows, whose
-bootstrap draws a grade for every predicted-but-unjudged document in every repeat (``--boot-repeats N``
-bounds their share)::
+Figure: the 25 best runs (on complete judgments) with PPI's and Boot(predicted)'s interval of one repeat,
+predictions-as-qrels, plain and the complete value: ``predicted_labels_covid.png`` in the current folder,
+in ``--out DIR``, or ``docs/`` with ``--docs``.
 
-    python examples/predicted_labels_covid.py [DATA_FOLDER] [--repeats 200] [--labelled 10] [--boot-repeats N]
+Run from the project root (the data live in ``../shared/data``, or pass their folder). The defaults — 200
+repeats, Boot(predicted) on the first 20 of them (it draws a grade for each of the ~3800 predicted
+unjudged documents per topic in each of 1000 replicates: 8–15 s a repeat) — took 251 s on 2 shared
+cores (455 s when they were busy). ``--confusion`` sets another labeler (rows separated by ``/``)::
+
+    python examples/predicted_labels_covid.py [DATA_FOLDER] [--repeats 200] [--boot-repeats 20]
+                                              [--labelled 10] [--confusion 0.85,0.1,0.05/...]
                                               [--out DIR | --docs]
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 import time
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -86,6 +95,8 @@ MEASURES = {
     "AP@100": ("BootAP@100", "BootAP(prior=predicted)@100"),
 }
 ALPHA = 0.1  # 90 % intervals
+SWEEP = (20, 40, 80)  # labelled topics of the i.i.d. design's second table (unlabelled: twice as many)
+PPI_VARIANTS = (("PPI", 1.0), ("PPI++", None), ("classical, labelled topics only", 0.0))
 
 
 def load(data: Path):
@@ -100,20 +111,6 @@ def load(data: Path):
     )
 
 
-def available(measure: str) -> bool:
-    """Whether this version of ir_incomplete has the measure."""
-    try:
-        ir_incomplete.parse(measure)
-    except (ValueError, NameError):
-        return False
-    return True
-
-
-def takes(name: str) -> bool:
-    """Whether ``ir_incomplete.evaluate`` has the keyword argument ``name``."""
-    return name in inspect.signature(ir_incomplete.evaluate).parameters
-
-
 def grid(table: pd.DataFrame, runs: list[str], measure: str, topics: list[str]) -> np.ndarray:
     """``values[run, topic]`` of one measure from a per-query ``evaluate`` table."""
     name = repr(ir_incomplete.parse(measure))
@@ -121,30 +118,35 @@ def grid(table: pd.DataFrame, runs: list[str], measure: str, topics: list[str]) 
     return rows.reindex(pd.MultiIndex.from_product([runs, topics])).to_numpy().reshape(len(runs), len(topics))
 
 
-def boot_intervals(runs, prepared, qrels, measure: str, predictions=None):
-    """``(value, lo, hi)`` per run (arrays in run order) of a bootstrap measure: the value as ``evaluate``
-    reports it, the 90 % interval from its replicate means; ``None`` when this version lacks the measure,
-    ``predictions=`` or ``interval=``, except for BootNDCG without predictions (from ``bootstrap_ndcg``)."""
-    names = list(runs)
-    if not available(measure) or (predictions is not None and not takes("predictions")):
-        return None
+def boot_intervals(prepared, names: list[str], qrels, measures: list[str], predictions=None) -> dict[str, tuple]:
+    """``{measure: (value, lo, hi)}`` (arrays in run order) of bootstrap measures from one ``evaluate``
+    call: the value as ``evaluate`` reports it (the measure's ``stat``), the 90 % interval from the
+    percentiles of its replicate means."""
     extra = {} if predictions is None else {"predictions": predictions}
-    if takes("interval"):
-        try:  # runs converted once, when evaluate takes them with these options; else the runs themselves
-            table = ir_incomplete.evaluate(prepared, qrels, [measure], per_query=False, interval=1 - ALPHA, **extra)
-        except (TypeError, ValueError):
-            table = ir_incomplete.evaluate(runs, qrels, [measure], per_query=False, interval=1 - ALPHA, **extra)
-        table = table.set_index("run").reindex(names)
-        return table["value"].to_numpy(), table["lo"].to_numpy(), table["hi"].to_numpy()
-    parsed = ir_incomplete.parse(measure)
-    if predictions is not None or not isinstance(parsed, ir_incomplete.BootstrappedNDCG):
-        return None
-    result = ir_incomplete.bootstrap_ndcg(runs, qrels, k=parsed.get("cutoff"), prior=parsed.get("prior"))
-    if result.replicates is None:
-        return None
-    means = result.replicates.groupby(level="run", sort=False).mean().reindex(names).to_numpy()
-    values = ir_incomplete.evaluate(prepared, qrels, [measure], per_query=False).set_index("run")["value"]
-    return values.reindex(names).to_numpy(), np.percentile(means, 5, axis=1), np.percentile(means, 95, axis=1)
+    table = ir_incomplete.evaluate(prepared, qrels, measures, per_query=False, interval=1 - ALPHA, **extra)
+    out = {}
+    for measure in measures:
+        rows = table[table["measure"] == repr(ir_incomplete.parse(measure))].set_index("run").reindex(names)
+        out[measure] = (rows["value"].to_numpy(), rows["lo"].to_numpy(), rows["hi"].to_numpy())
+    return out
+
+
+def difference_fpc(y: np.ndarray, yhat: np.ndarray, yhat_all: np.ndarray, alpha: float = ALPHA):
+    """``(value, lo, hi)``: the difference estimator of a finite-population mean (Cassel, Särndal &
+    Wretman, Biometrika 63(3), 1976) with its design-based normal interval under simple random sampling
+    without replacement of ``n`` labelled among the ``N`` topics, predictions on all ``N`` (last axis)::
+
+        value = m(ŷ over all N) + m(y − ŷ over the n labelled)
+        se    = sqrt((1 − n/N) · s²(y − ŷ) / n)          (s²: sample variance, divisor n − 1)
+
+    (Cochran, *Sampling Techniques*, 3rd ed., 1977, Thm 2.2 applied to y − ŷ; 1 − n/N is the
+    finite-population correction). Its target is the mean over these N topics."""
+    n, big_n = y.shape[-1], yhat_all.shape[-1]
+    d = y - yhat
+    value = yhat_all.mean(axis=-1) + d.mean(axis=-1)
+    se = np.sqrt((1.0 - n / big_n) * d.var(axis=-1, ddof=1) / n)
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    return value, value - z * se, value + z * se
 
 
 def merged_qrels(round1: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
@@ -155,9 +157,56 @@ def merged_qrels(round1: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([round1[["query_id", "doc_id", "relevance"]], extra], ignore_index=True)
 
 
-def agreement(values: np.ndarray, reference: np.ndarray) -> tuple[float, float]:
-    """Kendall τ and RMSE of run means against the reference run means."""
-    return float(kendalltau(values, reference).statistic), float(np.sqrt(np.mean((values - reference) ** 2)))
+def agreement(values: np.ndarray, reference: np.ndarray) -> tuple[float, float, float]:
+    """Kendall τ, RMSE and bias (mean signed error) of run means against the reference run means."""
+    error = values - reference
+    return float(kendalltau(values, reference).statistic), float(np.sqrt(np.mean(error**2))), float(error.mean())
+
+
+class Tally:
+    """Per (estimator, measure): τ, RMSE, bias, coverage and width of every repeat it was computed in."""
+
+    FIELDS = ("tau", "rmse", "bias", "coverage", "width")
+
+    def __init__(self, target: dict[str, np.ndarray]):
+        self.target = target
+        self.rows: dict[tuple[str, str], dict[str, list[float]]] = {}
+
+    def record(self, estimator: str, measure: str, values, lo=None, hi=None) -> None:
+        cell = self.rows.setdefault((estimator, measure), {name: [] for name in self.FIELDS})
+        truth = self.target[measure]
+        for name, number in zip(("tau", "rmse", "bias"), agreement(np.asarray(values), truth), strict=True):
+            cell[name].append(number)
+        if lo is not None and hi is not None:
+            cell["coverage"].append(float(np.mean((lo <= truth) & (truth <= hi))))
+            cell["width"].append(float(np.mean(hi - lo)))
+
+    def table(self, order: list[str], measures: list[str]) -> pd.DataFrame:
+        lines = []
+        for estimator in order:
+            line: dict[str, object] = {"estimator": estimator}
+            for m in measures:
+                cell = self.rows[(estimator, m)]
+                repeats = len(cell["tau"])
+                line["repeats"] = repeats
+                line[f"{m} tau"] = f"{np.mean(cell['tau']):.3f}"
+                line[f"{m} RMSE"] = f"{np.mean(cell['rmse']):.4f}"
+                line[f"{m} bias"] = f"{np.mean(cell['bias']):+.4f}"
+                cover = cell["coverage"]
+                se = np.std(cover, ddof=1) / np.sqrt(len(cover)) if len(cover) > 1 else float("nan")
+                line[f"{m} cover"] = f"{np.mean(cover):.3f}" if cover else "-"
+                line[f"{m} (se)"] = ("-" if np.isnan(se) else f"{se:.3f}") if cover else "-"
+                line[f"{m} width"] = f"{np.mean(cell['width']):.4f}" if cell["width"] else "-"
+            lines.append(line)
+        return pd.DataFrame(lines)
+
+
+def confusion_matrix(text: str) -> list[list[float]]:
+    """``--confusion``: rows separated by ``/``, probabilities by ``,`` (checked by ``simulate_labels``)."""
+    try:
+        return [[float(p) for p in row.split(",")] for row in text.split("/")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: rows of comma-separated probabilities separated by '/'") from None
 
 
 def main(argv=None) -> int:
@@ -169,8 +218,15 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--boot-repeats",
         type=int,
-        default=None,
-        help="Boot(predicted) on the first N repeats only (default: every repeat; it dominates the runtime)",
+        default=20,
+        help="Boot(predicted) on the first N repeats only (default 20; about 11 s a repeat, the bulk of the runtime)",
+    )
+    parser.add_argument(
+        "--confusion",
+        type=confusion_matrix,
+        default=CONFUSION,
+        help="the labeler's confusion matrix, rows (human grade 0, 1, 2) separated by '/', e.g. the default "
+        "'0.85,0.10,0.05/0.35,0.35,0.30/0.15,0.30,0.55'",
     )
     parser.add_argument("--out", type=Path, default=Path("."), help="folder for the figure (default: current)")
     parser.add_argument("--docs", action="store_true", help=f"regenerate docs/{FIGURE} of the project")
@@ -178,6 +234,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         raise SystemExit("--repeats must be >= 1")
+    if args.boot_repeats < 1:
+        raise SystemExit("--boot-repeats must be >= 1")
     started = time.perf_counter()
     runs, round1, complete = load(args.data)
     names = list(runs)
@@ -190,36 +248,25 @@ def main(argv=None) -> int:
     y = {m: grid(truth, names, m, topics) for m in measures}  # runs × topics, complete judgments
     target = {m: y[m].mean(axis=1) for m in measures}
     docs = retrieved_documents(runs, depth=args.depth)
+    boot_repeats = min(args.boot_repeats, args.repeats)
     print(
         f"{len(names)} runs, {len(topics)} topics; round-1 qrels {len(round1)} judgments, complete {len(complete)}; "
         f"the labeler grades {len(docs)} documents (top {args.depth} of every run)"
     )
-
-    rows: dict[tuple[str, str], dict[str, list[float]]] = {}
-
-    def record(estimator: str, measure: str, values, lo=None, hi=None) -> None:
-        cell = rows.setdefault((estimator, measure), {"tau": [], "rmse": [], "coverage": [], "width": []})
-        tau, rmse = agreement(np.asarray(values), target[measure])
-        cell["tau"].append(tau)
-        cell["rmse"].append(rmse)
-        if lo is not None and hi is not None:
-            cell["coverage"].append(float(np.mean((lo <= target[measure]) & (target[measure] <= hi))))
-            cell["width"].append(float(np.mean(hi - lo)))
+    tally = Tally(target)
+    sweep = Tally(target)
 
     plain = ir_incomplete.evaluate(prepared, Qrels.from_any(round1), measures)
     for m in measures:
-        record("plain (round-1 qrels)", m, grid(plain, names, m, topics).mean(axis=1))
-    boot_pool_run = {}
+        tally.record("plain (round-1 qrels)", m, grid(plain, names, m, topics).mean(axis=1))
+    found = boot_intervals(prepared, names, round1, [pool_run for pool_run, _ in MEASURES.values()])
     for m, (pool_run, _) in MEASURES.items():
-        found = boot_intervals(runs, prepared, round1, pool_run)
-        boot_pool_run[m] = found
-        if found is not None:
-            record("Boot(pool+run)", m, *found)
-    with_predicted = all(available(p) for _, p in MEASURES.values()) and takes("predictions")
+        tally.record("Boot(pool+run)", m, *found[pool_run])
+    boot_time = 0.0
 
     kappas, kappas_all, figure_data = [], [], {}
     for repeat in range(args.repeats):
-        labels = simulate_labels(complete, CONFUSION, seed=repeat, docs=docs)
+        labels = simulate_labels(complete, args.confusion, seed=repeat, docs=docs)
         kappas.append(judged_kappa(labels, complete))
         kappas_all.append(cohen_kappa(labels["human"], labels["relevance"]))
         predictions = labels[["query_id", "doc_id", "relevance"]]  # the human grades stay hidden
@@ -232,35 +279,47 @@ def main(argv=None) -> int:
         iid_u = rng.integers(0, len(topics), size=len(topics) - args.labelled)
         for m in measures:
             yhat = grid(scored, names, m, topics)
-            record("predictions as qrels", m, yhat.mean(axis=1))
-            for label, lam in (("PPI", 1.0), ("PPI++", None), ("classical, labelled topics only", 0.0)):
+            tally.record("predictions as qrels", m, yhat.mean(axis=1))
+            for label, lam in PPI_VARIANTS:
                 est = ppi_mean(y[m][:, labelled], yhat[:, labelled], yhat[:, others], alpha=ALPHA, lam=lam)
-                record(label, m, est.value, est.lo, est.hi)
+                tally.record(label, m, est.value, est.lo, est.hi)
                 if repeat == 0 and label == "PPI":
-                    figure_data[m] = (est, yhat.mean(axis=1))
+                    figure_data[m] = {"PPI": est, "as qrels": yhat.mean(axis=1)}
                 # PPI's own assumption: labelled and unlabelled topics drawn i.i.d. from the 30 topics
                 est = ppi_mean(y[m][:, iid_l], yhat[:, iid_l], yhat[:, iid_u], alpha=ALPHA, lam=lam)
-                record(f"{label}, i.i.d. topics", m, est.value, est.lo, est.hi)
+                tally.record(f"{label}, i.i.d. topics", m, est.value, est.lo, est.hi)
+            tally.record("difference estimator + FPC", m, *difference_fpc(y[m][:, labelled], yhat[:, labelled], yhat))
+            for n in SWEEP:  # the i.i.d. design with more labelled topics (its own random stream)
+                pick = np.random.default_rng([2025, repeat, n])
+                lab, unl = pick.integers(0, len(topics), size=n), pick.integers(0, len(topics), size=2 * n)
+                for label, lam in PPI_VARIANTS[::2]:
+                    est = ppi_mean(y[m][:, lab], yhat[:, lab], yhat[:, unl], alpha=ALPHA, lam=lam)
+                    sweep.record(f"{label}, n = {n}", m, est.value, est.lo, est.hi)
         if repeat == 0:  # the public function gives the same numbers as the arrays above
             labelled_ids = [topics[t] for t in labelled]
             check = ppi_evaluate(prepared, complete[complete["query_id"].isin(labelled_ids)], merged, measures)
             for m in measures:
-                ours = check[check["measure"] == repr(ir_incomplete.parse(m))]
-                if not np.allclose(ours["value"].to_numpy(), figure_data[m][0].value, rtol=0, atol=1e-12):
+                ours = check[check["measure"] == repr(ir_incomplete.parse(m))].set_index("run").reindex(names)
+                if not np.allclose(ours["value"].to_numpy(), figure_data[m]["PPI"].value, rtol=0, atol=1e-12):
                     raise SystemExit("ppi_evaluate and ppi_mean disagree")
-        if with_predicted and (args.boot_repeats is None or repeat < args.boot_repeats):
+        if repeat < boot_repeats:
+            tick = time.perf_counter()
+            wanted = [boot_predicted for _, boot_predicted in MEASURES.values()]
+            found = boot_intervals(prepared, names, round1, wanted, predictions=predictions)
+            boot_time += time.perf_counter() - tick
             for m, (_, boot_predicted) in MEASURES.items():
-                found = boot_intervals(runs, prepared, round1, boot_predicted, predictions=predictions)
-                if found is not None:
-                    record("Boot(predicted)", m, *found)
+                tally.record("Boot(predicted)", m, *found[boot_predicted])
+                if repeat == 0:
+                    figure_data[m]["Boot(predicted)"] = found[boot_predicted]
         if (repeat + 1) % 50 == 0:
             print(f"  {repeat + 1} repeats, {time.perf_counter() - started:.0f} s")
 
     share = np.bincount(labels.merge(complete[["query_id", "doc_id"]])["human"], minlength=3)
     print(
         f"labeler: Cohen's kappa on the documents the complete qrels judge {np.mean(kappas):.3f} "
-        f"(expected {expected_kappa(CONFUSION, share):.3f}), on all labelled documents {np.mean(kappas_all):.3f}; "
-        f"{args.repeats} repeats; PPI: {args.labelled} labelled topics of {len(topics)}"
+        f"(expected {expected_kappa(args.confusion, share):.3f}), on all labelled documents {np.mean(kappas_all):.3f}; "
+        f"{args.repeats} repeats (Boot(predicted): the first {boot_repeats}, {boot_time / boot_repeats:.1f} s each; "
+        f"Boot(pool+run): once, it uses no labels); PPI: {args.labelled} labelled topics of {len(topics)}"
     )
     order = [
         "plain (round-1 qrels)",
@@ -270,66 +329,59 @@ def main(argv=None) -> int:
         "PPI",
         "PPI++",
         "classical, labelled topics only",
+        "difference estimator + FPC",
         "PPI, i.i.d. topics",
         "PPI++, i.i.d. topics",
         "classical, labelled topics only, i.i.d. topics",
     ]
-    table = []
-    for estimator in order:
-        line = {"estimator": estimator}
-        for m in measures:
-            cell = rows.get((estimator, m))
-            if cell is None:
-                line.update({f"{m} tau": "n/a", f"{m} RMSE": "n/a", f"{m} cover": "n/a", f"{m} width": "n/a"})
-                continue
-            line[f"{m} tau"] = f"{np.mean(cell['tau']):.3f}"
-            line[f"{m} RMSE"] = f"{np.mean(cell['rmse']):.4f}"
-            line[f"{m} cover"] = f"{np.mean(cell['coverage']):.3f}" if cell["coverage"] else "-"
-            line[f"{m} width"] = f"{np.mean(cell['width']):.4f}" if cell["width"] else "-"
-        table.append(line)
-    with pd.option_context("display.width", 250, "display.max_columns", 20):
-        print(pd.DataFrame(table).to_string(index=False))
+    with pd.option_context("display.width", 250, "display.max_columns", 30):
+        print(tally.table(order, measures).to_string(index=False))
+        print(f"i.i.d. design, n labelled and 2n unlabelled topics drawn with replacement from the {len(topics)}:")
+        labels_sweep = [f"{label}, n = {n}" for n in SWEEP for label, _ in PPI_VARIANTS[::2]]
+        print(sweep.table(labels_sweep, measures).to_string(index=False))
     for m in measures:
         print(f"complete {m}: mean over runs {target[m].mean():.4f}")
-    if not with_predicted:
-        print("Boot(predicted): n/a (this version of ir_incomplete has no prior=predicted / evaluate(predictions=))")
-    if boot_pool_run["AP@100"] is None:
-        print("Boot(pool+run) AP@100: n/a (this version of ir_incomplete has no BootAP)")
     if args.png:
         path = (ROOT / "docs" if args.docs else args.out) / FIGURE
-        draw(figure_data, plain, names, topics, target, path)
+        draw(figure_data, plain, names, topics, target, path, float(kappas[0]))
     print(f"({time.perf_counter() - started:.0f} s in all)")
     return 0
 
 
-def draw(figure_data, plain, names, topics, target, path: Path) -> None:
-    """The 25 best runs on complete judgments: PPI's 90 % interval (repeat 0), predictions as qrels, plain
-    round-1 value and the complete value, for each measure."""
+def draw(figure_data, plain, names, topics, target, path: Path, kappa: float) -> None:
+    """The 25 best runs on complete judgments: PPI's and Boot(predicted)'s 90 % intervals (repeat 0),
+    predictions as qrels, plain round-1 value and the complete value, for each measure."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter
 
-    fig = Figure(figsize=(10.0, 6.5), layout="constrained")
+    fig = Figure(figsize=(10.0, 7.0), layout="constrained")
     for i, m in enumerate(MEASURES):
         ax = fig.add_subplot(1, 2, i + 1)
         best = np.argsort(-target[m], kind="stable")[:25][::-1]
-        est, as_qrels = figure_data[m]
+        data = figure_data[m]
         yy = np.arange(len(best))
+        est = data["PPI"]
         err = np.vstack([est.value[best] - est.lo[best], est.hi[best] - est.value[best]])
-        ax.errorbar(est.value[best], yy, xerr=err, fmt="o", ms=4, capsize=2, label="PPI [90 % interval]")
-        ax.plot(as_qrels[best], yy, "s", ms=3, color="tab:orange", label="predictions as qrels")
+        ax.errorbar(est.value[best], yy + 0.2, xerr=err, fmt="o", ms=4, capsize=2, label="PPI [90 % interval]")
+        if "Boot(predicted)" in data:
+            value, lo, hi = data["Boot(predicted)"]
+            err = np.vstack([value[best] - lo[best], hi[best] - value[best]])
+            label = "Boot(predicted) [90 % interval]"
+            ax.errorbar(value[best], yy - 0.2, xerr=err, fmt="D", ms=3, capsize=2, color="tab:green", label=label)
+        ax.plot(data["as qrels"][best], yy, "s", ms=3, color="tab:orange", label="predictions as qrels")
         ax.plot(grid(plain, names, m, topics).mean(axis=1)[best], yy, "^", ms=3, color="tab:gray", label="plain")
         ax.plot(target[m][best], yy, "x", color="black", ms=5, label="complete judgments")
         ax.set_yticks(yy)
         ax.set_yticklabels([names[j] for j in best], fontsize=6)
         ax.set_xlabel(m + (" (log scale: plain is far off)" if m.startswith("AP") else ""))
         if m.startswith("AP"):
-            from matplotlib.ticker import NullFormatter
-
             ax.set_xscale("log")
             ax.set_xticks([0.02, 0.05, 0.1, 0.2], labels=["0.02", "0.05", "0.1", "0.2"])
             ax.xaxis.set_minor_formatter(NullFormatter())
         ax.grid(axis="x", alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
-    fig.suptitle("TREC-COVID round 1, simulated labeler (kappa about 0.42): 25 best runs", fontsize=9)
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=7)
+    fig.suptitle(f"TREC-COVID round 1, simulated labeler (repeat 0: kappa {kappa:.2f}): 25 best runs", fontsize=9)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
     print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")

@@ -357,3 +357,48 @@ def test_covid_smoke_equals_ppi_py(covid):
         assert row["lo"] == pytest.approx(lo, abs=TOL)
         assert row["hi"] == pytest.approx(hi, abs=TOL)
         assert row["lo"] < row["value"] < row["hi"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# the finite-population interval of examples/predicted_labels_covid.py (split design)
+# ---------------------------------------------------------------------------------------------------
+def _covid_example():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "predicted_labels_covid.py"
+    spec = importlib.util.spec_from_file_location("example_predicted_labels_covid", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_difference_estimator_with_fpc_is_design_unbiased_with_the_stated_variance():
+    """Every simple random sample without replacement of n = 3 of N = 7 topics, enumerated: the estimate
+    averages to the mean over the 7 topics, its variance is (1 − n/N)·S²(y − ŷ)/n (S² with divisor N − 1),
+    and the squared half-width / z² is an unbiased estimate of that variance. The interval of a sample
+    that is the whole population has width 0."""
+    from itertools import combinations
+
+    difference_fpc = _covid_example().difference_fpc
+    y = np.array([0.61, 0.12, 0.33, 0.95, 0.40, 0.07, 0.58])
+    yhat = np.array([0.50, 0.30, 0.31, 0.70, 0.52, 0.15, 0.44])
+    n, big_n = 3, len(y)
+    z = NormalDist().inv_cdf(0.95)
+    values, variances = [], []
+    for sample in combinations(range(big_n), n):
+        idx = list(sample)
+        value, lo, hi = difference_fpc(y[idx], yhat[idx], yhat, alpha=0.1)
+        assert hi - value == pytest.approx(value - lo, abs=1e-15)
+        values.append(value)
+        variances.append(((hi - lo) / (2 * z)) ** 2)
+    d = y - yhat
+    assert np.mean(values) == pytest.approx(y.mean(), abs=1e-12)
+    true_variance = (1 - n / big_n) * d.var(ddof=1) / n
+    assert np.var(values) == pytest.approx(true_variance, rel=1e-9)
+    assert np.mean(variances) == pytest.approx(true_variance, rel=1e-9)
+    # hand-computed sample {0, 3, 5}: value = mean(ŷ) + mean(y − ŷ on the sample)
+    value, lo, hi = difference_fpc(y[[0, 3, 5]], yhat[[0, 3, 5]], yhat, alpha=0.1)
+    assert value == pytest.approx(2.92 / 7 + (0.11 + 0.25 - 0.08) / 3, abs=1e-12)
+    assert difference_fpc(y, yhat, yhat)[1] == pytest.approx(y.mean(), abs=1e-12)
+    assert difference_fpc(y, yhat, yhat)[2] == pytest.approx(y.mean(), abs=1e-12)
