@@ -341,7 +341,7 @@ def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | 
     """``(index of the first run, RankedLists)`` of consecutive groups of whole runs of at most
     ``chunk_rows`` rows (or one run), each group in blocks of rows of similar length
     (:meth:`PreparedRuns.rank_blocks`); each run is read when its group is converted."""
-    chunk: list[tuple[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+    chunk: list[tuple[str, tuple[Any, Any, np.ndarray]]] = []
     size, first = 0, 0
     for i, (name, run) in enumerate(run_map.items()):
         columns = _run_columns(run)
