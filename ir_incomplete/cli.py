@@ -413,7 +413,13 @@ def _extra_names(extras: dict[str, tuple[str, ...]]) -> list[str]:
 
 def _evaluate(args) -> list[str]:
     from ir_incomplete.api import evaluate, extra_columns
-    from ir_incomplete.data import read_trec_qrels, read_trec_run
+    from ir_incomplete.data.readers import _read_trec_any
+
+    def read_trec_qrels(path):  # a pyarrow Table when pyarrow reads the file: no str object per line
+        return _read_trec_any(path, "qrels")
+
+    def read_trec_run(path):
+        return _read_trec_any(path, "run")
 
     if args.no_summary and not args.by_query:
         raise CliError("--no_summary (-n) only works together with --by_query (-q)")

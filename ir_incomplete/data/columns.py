@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 
-from ir_incomplete.data.ids import DocIds, arrow_strings, first_null, hash_ids, is_arrow, is_arrow_table
-from ir_incomplete.data.readers import read_trec_run
+from ir_incomplete.data.ids import DocIds, arrow_strings, first_null, hash_ids, is_arrow, is_arrow_table, to_objects
+from ir_incomplete.data.readers import _read_trec_any
 
 _QREL_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("relevance", "label"))
 _RUN_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("score", "score"))
@@ -48,7 +48,7 @@ def _ids(values, what: str) -> np.ndarray:
     the text of their integer, so that ``1.0`` matches ``"1"`` and ``1``)."""
     arr, checked = _id_array(values, what)
     if is_arrow(arr):
-        return arr.to_numpy(zero_copy_only=False)
+        return to_objects(arr)
     return arr if checked else _object_ids(arr, what)
 
 
@@ -210,19 +210,22 @@ def _row_label(qids, dids, i) -> str:
 def run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(query_ids, doc_ids, scores)`` of any run form: object arrays of ``str`` and ``float64``."""
     qids, dids, scores = _run_columns(run)
-    qids = qids.to_numpy(zero_copy_only=False) if is_arrow(qids) else _object_ids(qids, "run query_id")
+    qids = to_objects(qids) if is_arrow(qids) else _object_ids(qids, "run query_id")
     return qids, dids.to_numpy(), scores
 
 
 def _run_columns(run) -> tuple[Any, DocIds, np.ndarray]:
     """:func:`run_columns`, except that query ids given as an object array are returned unchecked (the
     run conversion checks them where they change: :func:`_query_segments`, which is enough there),
-    Arrow query ids stay an Arrow array, and document ids are :class:`DocIds`."""
-    q, d, s = _columns(run, _RUN_COLUMNS, "run", read_trec_run)
+    Arrow query ids stay an Arrow array, and document ids are :class:`DocIds`. Scores that may be the
+    caller's memory are returned read-only (writeable scores are this call's own)."""
+    q, d, s = _columns(run, _RUN_COLUMNS, "run", _read_run)
     qids, _ = _id_array(q, "run query_id")
     dids = _doc_ids(d, "run doc_id")
-    if is_arrow(s):
-        s = s.to_numpy() if s.null_count == 0 else s.to_numpy(zero_copy_only=False)
+    fresh = is_arrow(s)  # scores this conversion made (its own to reorder in place) or the caller's
+    if fresh:
+        s = to_objects(s)
+        fresh = s.flags.owndata and s.flags.writeable
     raw = s.to_numpy() if isinstance(s, pd.Series) else np.asarray(s)
     if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == object):
         raise ValueError(f"run scores must be numbers (got dtype {raw.dtype})")
@@ -243,6 +246,9 @@ def _run_columns(run) -> tuple[Any, DocIds, np.ndarray]:
         scores = numeric
     else:
         scores = raw.astype(np.float64, copy=False)
+        if not fresh and np.shares_memory(scores, raw) and scores.flags.writeable:
+            scores = scores.view()
+            scores.flags.writeable = False  # the caller's: copied before any reordering in place
     nan = np.flatnonzero(~np.isfinite(scores)) if len(scores) else np.zeros(0, dtype=np.int64)
     if len(nan):
         raise ValueError(
@@ -263,12 +269,7 @@ def _query_segments(qids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     equals only a ``str``; a missing value equals nothing, so it starts a run). Otherwise the whole
     column is checked or converted (numbers to their text), and compared again."""
     if is_arrow(qids):
-        import pyarrow.compute as pc
-
-        encoded = pc.dictionary_encode(qids)
-        codes = encoded.indices.to_numpy().astype(np.int64)
-        starts = _segments(codes)
-        return codes[starts], encoded.dictionary.to_numpy(zero_copy_only=False), starts
+        return _arrow_query_segments(qids)
     try:
         starts = _segments(qids)
     except (TypeError, ValueError):  # e.g. pd.NA, whose comparisons have no truth value
@@ -278,6 +279,33 @@ def _query_segments(qids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         starts = _segments(qids)
     codes, names = pd.factorize(qids[starts]) if len(starts) else (np.zeros(0, np.int64), [])
     return codes.astype(np.int64), np.asarray(names, dtype=object), starts
+
+
+def _arrow_query_segments(qids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_query_segments` of Arrow strings: adjacent ids compared in Arrow; when there are few
+    segments (query ids grouped, as in TREC files) only their first ids become ``str``; otherwise the
+    column is dictionary-encoded in Arrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(qids)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, dtype=object), np.zeros(0, np.int64)
+    change = to_objects(pc.not_equal(qids.slice(1), qids.slice(0, n - 1)))
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)
+    del change
+    if len(starts) <= max(n // 16, 1):
+        codes, names = pd.factorize(to_objects(qids.take(pa.array(starts))))
+        return codes.astype(np.int64), np.asarray(names, dtype=object), starts
+    combined = qids.combine_chunks() if isinstance(qids, pa.ChunkedArray) else qids
+    encoded = pc.dictionary_encode(combined)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes[starts], to_objects(encoded.dictionary), starts
+
+
+def _read_run(source):
+    """A run file (TREC or parquet) as a pyarrow Table (read by pyarrow) or a DataFrame."""
+    return _read_trec_any(source, "run")
 
 
 def _hash_ids(ids) -> np.ndarray:

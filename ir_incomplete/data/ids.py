@@ -26,6 +26,7 @@ _FMIX1 = np.uint64(0xFF51AFD7ED558CCD)
 _FMIX2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
 _S29 = np.uint64(29)
+_HASH_BLOCK = 1 << 18  # strings hashed per step: temporaries of a few MiB
 _BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], dtype=np.uint64)
 
 
@@ -56,9 +57,9 @@ def is_arrow_table(data: Any) -> bool:
 
 
 def arrow_strings(values: Any):
-    """``values`` as one pyarrow ``large_string`` array when they are Arrow-backed strings (a pyarrow array,
-    a pandas ``str``/``string[pyarrow]``/``ArrowDtype`` string column), else ``None``. No copy of the
-    characters; nulls are kept (the caller refuses them)."""
+    """``values`` as a pyarrow (chunked) string array when they are Arrow-backed strings (a pyarrow array,
+    a pandas ``str``/``string[pyarrow]``/``ArrowDtype`` string column), else ``None``. No copy; nulls are
+    kept (the caller refuses them)."""
     pa = sys.modules.get("pyarrow")
     if pa is None:
         return None
@@ -71,24 +72,64 @@ def arrow_strings(values: Any):
         values = pa.array(getattr(values, "array", values))
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
         return None
+    if isinstance(values, pa.ChunkedArray) and values.num_chunks == 1:
+        return values.chunk(0)
+    return values
+
+
+def to_objects(values) -> np.ndarray:
+    """An Arrow (chunked) array as a numpy array (strings: an object array of ``str``)."""
+    import pyarrow as pa
+
     if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
-        if isinstance(values, pa.ChunkedArray):  # pyarrow < 12 without chunks
-            values = pa.array([], type=values.type)
-    return values.cast(pa.large_string()) if pa.types.is_string(values.type) else values
+        if values.num_chunks == 0:
+            return np.zeros(0, dtype=object)
+        return np.concatenate([chunk.to_numpy(zero_copy_only=False) for chunk in values.chunks])
+    return values.to_numpy(zero_copy_only=False)
+
+
+def _take_objects(values, positions: np.ndarray) -> np.ndarray:
+    """``values[positions]`` of an Arrow (chunked) string array as an object array: taken chunk by chunk
+    (pyarrow's take of a chunked array may first join all its chunks)."""
+    import pyarrow as pa
+
+    chunks = getattr(values, "chunks", None)
+    if chunks is None or len(chunks) == 1:
+        source = values if chunks is None else chunks[0]
+        return source.take(pa.array(positions)).to_numpy(zero_copy_only=False)
+    ends = np.cumsum([len(c) for c in chunks])
+    chunk_of = np.searchsorted(ends, positions, side="right")
+    out = np.empty(len(positions), dtype=object)
+    for c in np.unique(chunk_of).tolist():
+        at = np.flatnonzero(chunk_of == c)
+        local = positions[at] - (ends[c] - len(chunks[c]))
+        out[at] = chunks[c].take(pa.array(local)).to_numpy(zero_copy_only=False)
+    return out
 
 
 def first_null(values) -> int | None:
-    """Row of the first null of an Arrow array (``None``: no null)."""
+    """Row of the first null of an Arrow (chunked) array (``None``: no null)."""
     if values.null_count == 0:
         return None
-    return int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+    return int(np.flatnonzero(to_objects(values.is_null()))[0])
 
 
 def utf8_hashes(values) -> np.ndarray:
-    """64-bit hashes (``int64``) of the UTF-8 bytes of each string of an Arrow string array: 8-byte words
-    read straight from the array's buffers, mixed one word at a time; the same string gives the same
-    hash in any array and any process. Equal hashes are candidates only: callers compare the ids."""
+    """64-bit hashes (``int64``) of the UTF-8 bytes of each string of an Arrow (chunked) string array:
+    8-byte words read straight from the array's buffers, mixed one word at a time; the same string gives
+    the same hash in any array and any process. Equal hashes are candidates only: callers compare the
+    ids. Computed in blocks of :data:`_HASH_BLOCK` strings (small temporaries)."""
+    out = np.empty(len(values), dtype=np.int64)
+    at = 0
+    for chunk in getattr(values, "chunks", [values]):
+        for start in range(0, len(chunk), _HASH_BLOCK):
+            block = chunk.slice(start, _HASH_BLOCK)
+            out[at : at + len(block)] = _block_hashes(block)
+            at += len(block)
+    return out
+
+
+def _block_hashes(values) -> np.ndarray:
     n = len(values)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -162,14 +203,17 @@ def hash_ids(ids) -> np.ndarray:
 
 class DocIds:
     """Document ids of ranked items: an object array of ``str`` or an Arrow string array (``source``), read
-    through a permutation (``index``, ``None`` = as stored), so that ordering items never moves strings.
+    through a permutation (``index``, ``None`` = as stored) and a few moves (``moves = (to, source)``:
+    position ``to[j]`` holds the id of position ``source[j]``; ``to`` ascending), so that ordering items
+    never moves strings.
 
     Indexing with an integer array, a boolean mask or a slice gives an object array of ``str`` (only those
     ids become Python objects); ``np.asarray(ids)`` gives all of them (built once)."""
 
-    def __init__(self, source, index: np.ndarray | None = None):
+    def __init__(self, source, index: np.ndarray | None = None, moves: tuple | None = None):
         self.source = source
         self.index = index
+        self.moves = moves
         self._hashes: np.ndarray | None = None  # of the source, in source order
         self._objects: np.ndarray | None = None
 
@@ -184,15 +228,25 @@ class DocIds:
         return f"DocIds({len(self)} ids{', Arrow' if self.is_arrow else ''})"
 
     def __getstate__(self):
-        return {"source": self.source, "index": self.index, "_hashes": None, "_objects": None}
+        return {"source": self.source, "index": self.index, "moves": self.moves, "_hashes": None, "_objects": None}
+
+    def _resolve(self, positions: np.ndarray) -> np.ndarray:
+        """Positions in the source of the ids at ``positions`` (integers)."""
+        if self.moves is not None and len(self.moves[0]) and len(positions):
+            to, source = self.moves
+            j = np.minimum(np.searchsorted(to, positions), len(to) - 1)
+            positions = np.where(to[j] == positions, source[j], positions)
+        return positions if self.index is None else self.index[positions]
 
     def _positions(self, key) -> np.ndarray | slice:
         if isinstance(key, slice):
-            return key if self.index is None else self.index[key]
+            if self.index is None and self.moves is None:
+                return key
+            key = np.arange(len(self))[key]
         key = np.asarray(key)
         if key.dtype == bool:
             key = np.flatnonzero(key)
-        return key if self.index is None else self.index[key]
+        return self._resolve(key)
 
     def _take(self, positions) -> np.ndarray:
         if not self.is_arrow:
@@ -200,16 +254,14 @@ class DocIds:
         if isinstance(positions, slice):
             start, stop, step = positions.indices(len(self.source))
             if step == 1:
-                return self.source.slice(start, max(stop - start, 0)).to_numpy(zero_copy_only=False)
+                return to_objects(self.source.slice(start, max(stop - start, 0)))
             positions = np.arange(start, stop, step)
-        import pyarrow as pa
-
-        return self.source.take(pa.array(np.asarray(positions, dtype=np.int64))).to_numpy(zero_copy_only=False)
+        return _take_objects(self.source, np.asarray(positions, dtype=np.int64))
 
     def __getitem__(self, key):
         if isinstance(key, (int, np.integer)):
             i = int(key) + (len(self) if key < 0 else 0)
-            return self._take(np.array([i]))[0] if self.index is None else self._take(self.index[[i]])[0]
+            return self._take(self._resolve(np.array([i])))[0]
         if self._objects is not None:
             return self._objects[key]
         return self._take(self._positions(key))
@@ -224,23 +276,49 @@ class DocIds:
     def to_numpy(self) -> np.ndarray:
         """All ids, an object array of ``str`` (built once)."""
         if self._objects is None:
-            self._objects = self._take(slice(None)) if self.index is None else self._take(self.index)
+            self._objects = self._take(self._positions(slice(None)))
         return self._objects
+
+    def _flat(self) -> np.ndarray | None:
+        """The source position of every id (``None``: the source as stored)."""
+        if self.index is None and self.moves is None:
+            return None
+        return self._resolve(np.arange(len(self), dtype=np.int64))
+
+    def moved(self, to: np.ndarray, source: np.ndarray) -> DocIds:
+        """These ids with ``ids[to] = ids[source]`` applied at once (``to`` ascending): a few moves,
+        kept as such (no permutation of all positions)."""
+        if self.moves is not None:
+            index = self._resolve(np.arange(len(self), dtype=np.int64))
+            index[to] = index[source]
+            return DocIds(self.source, index)
+        out = DocIds(self.source, self.index, (np.asarray(to, dtype=np.int64), np.asarray(source, dtype=np.int64)))
+        out._hashes = self._hashes
+        return out
 
     def permuted(self, order: np.ndarray) -> DocIds:
         """The ids at positions ``order`` (integer array or boolean mask), without moving any string."""
         order = np.asarray(order)
         if order.dtype == bool:
             order = np.flatnonzero(order)
-        out = DocIds(self.source, order if self.index is None else self.index[order])
+        out = DocIds(self.source, self._resolve(order))
         out._hashes = self._hashes
         return out
 
     def hashes(self) -> np.ndarray:
         """:func:`hash_ids` of these ids (the source is hashed once, in its own order)."""
+        if self._hashes is None and self.index is None:  # hashed in source order, moved in place
+            hashes = hash_ids(self.source)
+            if self.moves is None:
+                self._hashes = hashes
+                return hashes
+            to, source = self.moves
+            hashes[to] = hashes[source]
+            return hashes
         if self._hashes is None:
             self._hashes = hash_ids(self.source)
-        return self._hashes if self.index is None else self._hashes[self.index]
+        flat = self._flat()
+        return self._hashes if flat is None else self._hashes[flat]
 
     def equal_to(self, positions: np.ndarray) -> bool:
         """Whether the id at ``positions[i]`` equals the id at ``i``, for every ``i``."""
@@ -249,7 +327,8 @@ class DocIds:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        mine = np.arange(len(self)) if self.index is None else self.index
+        mine = self._flat()
+        mine = np.arange(len(self)) if mine is None else mine
         theirs = mine[positions]
         same = pc.equal(self.source.take(pa.array(theirs)), self.source.take(pa.array(mine)))
         return bool(pc.all(same).as_py() is not False)
@@ -260,15 +339,16 @@ class DocIds:
         if len(parts) == 1:
             return parts[0]
         if not any(p.is_arrow for p in parts):
-            return DocIds(np.concatenate([p.to_numpy() if p.index is not None else p.source for p in parts]))
+            return DocIds(np.concatenate([p.source if p._flat() is None else p.to_numpy() for p in parts]))
         import pyarrow as pa
 
-        arrays = []
+        chunks: list[Any] = []
         for p in parts:
             if not p.is_arrow:
-                arrays.append(pa.array(p.to_numpy(), type=pa.large_string()))
-            elif p.index is None:
-                arrays.append(p.source)
+                source = pa.array(p.to_numpy(), type=pa.large_string())
             else:
-                arrays.append(p.source.take(pa.array(p.index)))
-        return DocIds(pa.concat_arrays(arrays) if arrays else pa.array([], type=pa.large_string()))
+                flat = p._flat()
+                source = p.source if flat is None else p.source.take(pa.array(flat))
+            chunks.extend(getattr(source, "chunks", [source]))
+        chunks = [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c for c in chunks]
+        return DocIds(pa.chunked_array(chunks, type=pa.large_string()))

@@ -220,21 +220,24 @@ class PreparedRuns:
         self._note_use()
         return self._rank_rows(qrels, sel, row_topic)
 
-    def rank_blocks(self, qrels: Qrels, runs: slice | None = None) -> Iterator[RankedLists]:
+    def rank_blocks(
+        self, qrels: Qrels, runs: slice | None = None, max_items: int | None = None
+    ) -> Iterator[RankedLists]:
         """:meth:`rank` in blocks of rows of similar length, so that memory stays proportional to the
         number of ranked documents: one block (exactly :meth:`rank`'s result) unless padding every row to
         the longest would more than double the matrix (e.g. one 100,000-document ranking among thousands
         of short ones); then one block per length class ``⌈log2 length⌉`` (see :func:`depth_blocks`).
-        Each row's values do not depend on the other rows of its block (every kernel computes a row from
-        that row and its topic's judgments alone)."""
+        ``max_items``: each block is further cut into consecutive rows holding at most this many ranked
+        documents in all (at least one row), which bounds the measures' working memory. Each row's values
+        do not depend on the other rows of its block (every kernel computes a row from that row and its
+        topic's judgments alone)."""
         sel, row_topic = self._selected(qrels, runs)
         self._note_use()
         blocks = depth_blocks(self.lengths[sel])
-        if blocks is None:
-            yield self._rank_rows(qrels, sel, row_topic)
-            return
-        for block in blocks:
-            yield self._rank_rows(qrels, sel[block], row_topic)
+        for block in [None] if blocks is None else blocks:
+            rows = sel if block is None else sel[block]
+            for part in _item_bounded(self.lengths[rows], max_items):
+                yield self._rank_rows(qrels, rows if part is None else rows[part], row_topic)
 
     def _note_use(self) -> None:
         self._uses += 1
@@ -371,6 +374,22 @@ class _JudgedDocs:
         return out.astype(np.int32, copy=False)
 
 
+def _item_bounded(lengths: np.ndarray, max_items: int | None) -> list[Any]:
+    """Consecutive row slices holding at most ``max_items`` items each (a longer row alone); ``[None]``
+    (all rows) when they fit at once."""
+    total = int(lengths.sum())
+    if max_items is None or total <= max_items:
+        return [None]
+    ends = np.cumsum(lengths)
+    out, start = [], 0
+    while start < len(lengths):
+        base = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, base + max_items, side="right")), start + 1)
+        out.append(slice(start, stop))
+        start = stop
+    return out
+
+
 def _row_items(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Item indices of rows given by their starts and lengths, concatenated."""
     total = int(lengths.sum())
@@ -446,11 +465,9 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
         lengths = seg_lens
         if moves:
             to, source = moves
-            permutation = np.arange(len(scores), dtype=np.int64)
-            permutation[to] = source
-            if not owned:
+            if not (owned or scores.flags.writeable):  # the caller's scores: never modified
                 scores = scores.copy()
-            dids, scores[to] = dids.permuted(permutation), scores[source]
+            dids, scores[to] = dids.moved(to, source), scores[source]
     row_starts = np.cumsum(lengths) - lengths
     hashes = _hash_ids(dids)
     dup_rows, dup_docs = _find_duplicates(hashes, dids, row_starts, lengths)
