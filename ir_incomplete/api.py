@@ -52,9 +52,9 @@ def as_measures(measures) -> list[Any]:
 
 def _run_name(path) -> str:
     name = os.path.basename(os.fspath(path))
-    for suffix in (".gz",):
+    for suffix in (".gz", ".parquet"):
         if name.endswith(suffix):
-            name = name[: -len(suffix)]
+            return name[: -len(suffix)]
     return name
 
 

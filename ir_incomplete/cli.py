@@ -7,7 +7,8 @@ once)::
                   [--negative pooled_unjudged|zero] [--score-precision float32|float64]
 
 After ``QRELS``, the leading arguments that name existing files or directories are runs (a directory
-stands for every non-hidden file in it; a run is named after its file, without ``.gz``); the remaining
+stands for every non-hidden file in it; a run is named after its file, without ``.gz`` or ``.parquet``;
+``*.parquet`` files hold ``query_id/doc_id/score`` or ``qid/docno/score`` columns); the remaining
 arguments are measure strings. One argument may hold several measures separated by whitespace
 (``'AP P@5'``), as with ``ir_measures``. With exactly one run the output is exactly ``ir_measures``'
 (``measure<TAB>value``; with ``-q`` ``query_id<TAB>measure<TAB>value`` followed by the ``all`` summary
