@@ -12,7 +12,6 @@ and reports a malformed line the same way: both paths accept the same files and 
 
 from __future__ import annotations
 
-import csv
 import gzip
 import io
 import os
@@ -285,6 +284,8 @@ def _read_trec_any(source, kind: str):
             dtype: dict[int, Any] = {i: object for i in range(len(fields)) if i != numeric}
             if kind == "run":
                 dtype[numeric] = np.float64
+            import csv
+
             try:
                 frame = pd.read_csv(
                     handle, sep=r"\s+", header=None, dtype=dtype, na_filter=False, engine="c", quoting=csv.QUOTE_NONE
