@@ -242,7 +242,7 @@ class DocIds:
         if isinstance(key, slice):
             if self.index is None and self.moves is None:
                 return key
-            key = np.arange(len(self))[key]
+            key = np.arange(*key.indices(len(self)), dtype=np.int64)
         key = np.asarray(key)
         if key.dtype == bool:
             key = np.flatnonzero(key)
