@@ -5,12 +5,15 @@ Everything runs in one process, on the same in-memory data, end to end from pand
 every contender's aggregate values are checked to agree (|diff| < 1e-9) before any time is printed.
 Tests never assert timings; this script is where speed is recorded. See ``benchmarks/README.md``.
 
-    python benchmarks/bench.py [--scales S,M,COVID] [--families infAP,...] [--repeats N]
+    python benchmarks/bench.py [--scales S,M,MR,MU,COVID] [--families infAP,...] [--repeats N]
                                [--repeats-m N] [--markdown] [--profile]
 
 Scales
     S      50 topics × 1000 documents, ~1500 judgments per topic (grades 0–2, ~5% −1).
     M      7000 topics × 1000 documents, ~1.1 judgments per topic (MS MARCO-like).
+    MR     7000 topics × 1000 random doc ids ``d<int>``, uniform scores, rows in ranking order.
+    MU     the same rows as MR, not sorted by score (a reranker's candidate order: each query's rows
+           together, in random order); MU / MR is the cost of unsorted input.
     COVID  the 143 TREC-COVID round-1 runs with the round-1 qrels (``../shared/data``; skipped when
            absent). Reading the files is not timed.
 
@@ -183,6 +186,42 @@ def make_scale_m(repeats: int) -> Scale:
     )
     qrels = qrels.drop_duplicates(["query_id", "doc_id"], ignore_index=True)
     return Scale("M", f"{n_topics} topics × {depth} docs", {"run": run}, qrels, repeats)
+
+
+def make_scale_unsorted(repeats: int, ranked: bool) -> Scale:
+    """7000 topics × 1000 random doc ids ``d<int>`` (from 0..8.8M, duplicates within a topic dropped),
+    uniform random scores; the qrels as at scale M (~1.1 judgments per topic, 80% of them retrieved,
+    grade 1). ``ranked``: rows in ranking order (MR); else each topic's rows together in the order they
+    were drawn, not sorted by score (MU: a reranker's candidate list with its scores appended)."""
+    rng = np.random.default_rng(SEED + 2)
+    n_topics, depth, collection = 7000, 1000, 8_841_823
+    qids = rng.choice(1_200_000, size=n_topics, replace=False).astype(str)
+    run = pd.DataFrame(
+        {
+            "query_id": np.repeat(qids, depth),
+            "doc_id": np.char.add("d", rng.integers(0, collection, n_topics * depth).astype(str)),
+            "score": rng.random(n_topics * depth),
+        }
+    ).drop_duplicates(["query_id", "doc_id"], ignore_index=True)
+    topic = np.repeat(np.arange(n_topics), 1 + rng.poisson(0.1, size=n_topics))
+    starts = np.flatnonzero(np.r_[True, run["query_id"].to_numpy()[1:] != run["query_id"].to_numpy()[:-1]])
+    sizes = np.diff(np.r_[starts, len(run)])
+    pick = starts[topic] + (rng.random(len(topic)) * sizes[topic]).astype(np.int64)
+    from_run = rng.random(len(topic)) < 0.8
+    docs = np.where(
+        from_run, run["doc_id"].to_numpy()[pick], np.char.add("d", rng.integers(0, collection, len(topic)).astype(str))
+    )
+    order = np.argsort(qids[topic], kind="stable")
+    qrels = pd.DataFrame(
+        {"query_id": qids[topic][order], "doc_id": docs[order], "relevance": np.ones(len(topic), dtype=np.int64)}
+    ).drop_duplicates(["query_id", "doc_id"], ignore_index=True)
+    if ranked:
+        ranks = run.groupby("query_id", sort=False).ngroup().to_numpy()
+        run = run.iloc[np.lexsort((-run["score"].to_numpy(), ranks))].reset_index(drop=True)
+    name, layout = ("MR", "rows in ranking order") if ranked else ("MU", "rows not sorted by score")
+    return Scale(
+        name, f"{n_topics} topics × {depth} random docs, uniform scores, {layout}", {"run": run}, qrels, repeats
+    )
 
 
 def make_scale_covid(repeats: int) -> Scale | None:
@@ -653,7 +692,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--scales", default="S,M,COVID", help="comma-separated: S, M, COVID (default: all)")
+    parser.add_argument(
+        "--scales", default="S,M,MR,MU,COVID", help="comma-separated: S, M, MR, MU, COVID (default: all)"
+    )
     parser.add_argument(
         "--families",
         default=",".join(FAMILIES),
@@ -669,7 +710,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip the peak-memory column (each main contender otherwise runs once more, untimed)",
     )
     args = parser.parse_args(argv)
-    scales = _names(args.scales, ("S", "M", "COVID"), "scales")
+    scales = _names(args.scales, ("S", "M", "MR", "MU", "COVID"), "scales")
     families = _names(args.families, list(FAMILIES), "families")
     if BASELINE_FAMILY in families:  # the baseline is timed first: the others are reported against it
         families = [BASELINE_FAMILY] + [f for f in families if f != BASELINE_FAMILY]
@@ -688,6 +729,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             scale = make_scale_s(args.repeats)
         elif name == "M":
             scale = make_scale_m(args.repeats_m)
+        elif name in ("MR", "MU"):
+            scale = make_scale_unsorted(args.repeats_m, ranked=name == "MR")
         else:
             scale = make_scale_covid(args.repeats)
             if scale is None:

@@ -57,9 +57,9 @@ def as_measures(measures) -> list[Any]:
 
 def _run_name(path) -> str:
     name = os.path.basename(os.fspath(path))
-    for suffix in (".gz",):
+    for suffix in (".gz", ".parquet"):
         if name.endswith(suffix):
-            name = name[: -len(suffix)]
+            return name[: -len(suffix)]
     return name
 
 
@@ -223,8 +223,9 @@ def evaluate(
         the qrels that the run answers, as trec_eval without ``-c`` and NIST's ``sample_eval`` (its
         ``all`` line averages over these); a run that answers none of them is a ``ValueError``.
     chunk_rows
-        Memory bound: runs are converted and scored a group of whole runs at a time, each group holding
-        at most this many run rows (retrieved documents) in all, or one run when a single run is larger.
+        Memory bound: runs are converted a group of whole runs at a time, each group holding at most this
+        many run rows (retrieved documents) in all, or one run when a single run is larger; the measures
+        score at most this many ranked documents at a time.
         Peak memory grows with this number, not with the number of runs; the results do not depend on
         it. Default 2,000,000 (about 0.2 GB of working memory); ``None``: all runs at once.
     predictions
@@ -432,19 +433,19 @@ def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | 
     """``(index of the first run, RankedLists)`` of consecutive groups of whole runs of at most
     ``chunk_rows`` rows (or one run), each group in blocks of rows of similar length
     (:meth:`PreparedRuns.rank_blocks`); each run is read when its group is converted."""
-    chunk: list[tuple[str, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+    chunk: list[tuple[str, tuple[Any, Any, np.ndarray]]] = []
     size, first = 0, 0
     for i, (name, run) in enumerate(run_map.items()):
         columns = _run_columns(run)
         if chunk and chunk_rows is not None and size + len(columns[0]) > chunk_rows:
-            for ranked in _prepare(chunk, score_precision, judged.topic_index).rank_blocks(judged):
+            for ranked in _prepare(chunk, score_precision, judged.topic_index).rank_blocks(judged, None, chunk_rows):
                 yield first, ranked
             chunk, size, first = [], 0, i
         chunk.append((name, columns))
         size += len(columns[0])
         del columns
     if chunk:
-        for ranked in _prepare(chunk, score_precision, judged.topic_index).rank_blocks(judged):
+        for ranked in _prepare(chunk, score_precision, judged.topic_index).rank_blocks(judged, None, chunk_rows):
             yield first, ranked
 
 
@@ -461,7 +462,7 @@ def _prepared_chunks(prepared: PreparedRuns, judged: Qrels, chunk_rows: int | No
             while stop < len(sizes) and total + sizes[stop] <= chunk_rows:
                 total += sizes[stop]
                 stop += 1
-        for ranked in prepared.rank_blocks(judged, runs=slice(start, stop)):
+        for ranked in prepared.rank_blocks(judged, runs=slice(start, stop), max_items=chunk_rows):
             yield 0, ranked
         start = stop
 

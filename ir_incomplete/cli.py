@@ -8,7 +8,8 @@ once)::
                   [--predictions FILE] [--interval LEVEL]
 
 After ``QRELS``, the leading arguments that name existing files or directories are runs (a directory
-stands for every non-hidden file in it; a run is named after its file, without ``.gz``); the remaining
+stands for every non-hidden file in it; a run is named after its file, without ``.gz`` or ``.parquet``;
+``*.parquet`` files hold ``query_id/doc_id/score`` or ``qid/docno/score`` columns); the remaining
 arguments are measure strings. One argument may hold several measures separated by whitespace
 (``'AP P@5'``), as with ``ir_measures``. With exactly one run the output is exactly ``ir_measures``'
 (``measure<TAB>value``; with ``-q`` ``query_id<TAB>measure<TAB>value`` followed by the ``all`` summary
@@ -481,7 +482,13 @@ def _extra_names(extras: dict[str, tuple[str, ...]]) -> list[str]:
 
 def _evaluate(args) -> list[str]:
     from ir_incomplete.api import DEFAULT_CHUNK_ROWS, _evaluate_with_intervals, extra_columns
-    from ir_incomplete.data import read_trec_qrels, read_trec_run
+    from ir_incomplete.data.readers import _read_trec_any
+
+    def read_trec_qrels(path):  # a pyarrow Table when pyarrow reads the file: no str object per line
+        return _read_trec_any(path, "qrels")
+
+    def read_trec_run(path):
+        return _read_trec_any(path, "run")
 
     if args.no_summary and not args.by_query:
         raise CliError("--no_summary (-n) only works together with --by_query (-q)")

@@ -268,6 +268,17 @@ def test_dict_run_whose_first_query_is_empty():
 GOOD_RUN = "1 Q0 a 1 3.0 tag\n1 Q0 b 2 2.0 tag\n"
 
 
+@pytest.fixture(params=["pyarrow", "pandas"])
+def reader(request, monkeypatch):
+    """Each TREC file test runs twice: files read by pyarrow's CSV reader (when installed) and by pandas'."""
+    from ir_incomplete.data import readers
+
+    if request.param == "pyarrow":
+        pytest.importorskip("pyarrow")
+    monkeypatch.setattr(readers, "USE_PYARROW", request.param == "pyarrow")
+    return request.param
+
+
 @pytest.mark.parametrize(
     "text, line, needle",
     [
@@ -281,7 +292,7 @@ GOOD_RUN = "1 Q0 a 1 3.0 tag\n1 Q0 b 2 2.0 tag\n"
         (GOOD_RUN + "1 Q0 c 3 -inf tag\n", 3, "not a finite number"),
     ],
 )
-def test_malformed_run_lines_name_file_and_line(tmp_path, text, line, needle):
+def test_malformed_run_lines_name_file_and_line(reader, tmp_path, text, line, needle):
     for gz in (False, True):
         path = tmp_path / ("bad.run.gz" if gz else "bad.run")
         if gz:
@@ -306,7 +317,7 @@ def test_malformed_run_lines_name_file_and_line(tmp_path, text, line, needle):
         ("1 0 a 1\n1 0 b 99999999999999999999999\n", 2, "range"),
     ],
 )
-def test_malformed_qrels_lines_name_file_and_line(tmp_path, text, line, needle):
+def test_malformed_qrels_lines_name_file_and_line(reader, tmp_path, text, line, needle):
     path = tmp_path / "bad.qrels"
     path.write_text(text)
     with pytest.raises(ValueError) as info:
@@ -314,7 +325,7 @@ def test_malformed_qrels_lines_name_file_and_line(tmp_path, text, line, needle):
     assert f"{path}:{line}:" in str(info.value) and needle in str(info.value)
 
 
-def test_well_formed_files_read_as_before(tmp_path):
+def test_well_formed_files_read_as_before(reader, tmp_path):
     path = tmp_path / "ok.run"
     path.write_text("1 Q0 NA 1 3.0 null\n\n1 Q0 b 2 2 tag\n")  # ids that pandas would take for missing
     run = read_trec_run(path)
@@ -341,7 +352,7 @@ def _corrupt_gz(path, text):
 
 
 @pytest.mark.parametrize("damage", [_truncated_gz, _corrupt_gz, lambda p, t: p.write_bytes(b"not gzip at all")])
-def test_damaged_gz_files_are_a_value_error_naming_the_file(tmp_path, damage):
+def test_damaged_gz_files_are_a_value_error_naming_the_file(reader, tmp_path, damage):
     run = tmp_path / "run.gz"
     damage(run, run_text() * 2000)
     with pytest.raises(ValueError) as info:
@@ -611,7 +622,7 @@ def test_fuzz_value_or_clear_error(case):
 
 @pytest.mark.parametrize("gz", [False, True])
 @pytest.mark.parametrize("fields", [4, 5])
-def test_qrels_file_is_opened_once_whatever_its_format(tmp_path, monkeypatch, gz, fields):
+def test_qrels_file_is_opened_once_whatever_its_format(reader, tmp_path, monkeypatch, gz, fields):
     from ir_incomplete import data
     from ir_incomplete.data import readers
 

@@ -21,9 +21,8 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 
-from ir_incomplete.data.readers import read_trec_run
-
-_HASH_PROBE = "ir_incomplete.data: hash seed probe"  # hash() of str differs between processes: detect it
+from ir_incomplete.data.ids import DocIds, arrow_strings, first_null, hash_ids, is_arrow, is_arrow_table, to_objects
+from ir_incomplete.data.readers import _read_trec_any
 
 _QREL_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("relevance", "label"))
 _RUN_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("score", "score"))
@@ -48,13 +47,30 @@ def _ids(values, what: str) -> np.ndarray:
     """An object array of ``str`` ids (numbers are turned into their decimal text; integral floats into
     the text of their integer, so that ``1.0`` matches ``"1"`` and ``1``)."""
     arr, checked = _id_array(values, what)
+    if is_arrow(arr):
+        return to_objects(arr)
     return arr if checked else _object_ids(arr, what)
 
 
-def _id_array(values, what: str) -> tuple[np.ndarray, bool]:
-    """Ids as an object array, and whether they are checked: ``True`` when converted (numbers) or
-    empty; ``False`` for an object array as given, to be checked by :func:`_object_ids` (the run
-    conversion checks query ids only where they change: see :func:`_query_segments`)."""
+def _doc_ids(values, what: str) -> DocIds:
+    """:func:`_ids` as :class:`DocIds`: Arrow strings stay Arrow strings (no ``str`` object per id)."""
+    arr, checked = _id_array(values, what)
+    return DocIds(arr if is_arrow(arr) or checked else _object_ids(arr, what))
+
+
+def _id_array(values, what: str):
+    """Ids as an object array (or an Arrow ``large_string`` array when they are Arrow strings, checked
+    for nulls), and whether they are checked: ``True`` when converted (numbers), Arrow or empty;
+    ``False`` for an object array as given, to be checked by :func:`_object_ids` (the run conversion
+    checks query ids only where they change: see :func:`_query_segments`)."""
+    strings = arrow_strings(values)
+    if strings is not None:
+        null = first_null(strings)
+        if null is not None:
+            raise ValueError(f"{what} contains missing values (row {null})")
+        return strings, True
+    if is_arrow(values):  # Arrow numbers (or other types): through numpy
+        values = values.to_numpy(zero_copy_only=False)
     arr = np.asarray(values) if not isinstance(values, (pd.Series, pd.Index)) else values.to_numpy()
     if arr.dtype != object:
         if arr.dtype.kind == "S":  # numpy bytes: UTF-8 text
@@ -101,16 +117,24 @@ def _utf8_ids(arr: np.ndarray, what: str, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _frame_columns(frame: pd.DataFrame, spec, kind: str):
+def _frame_columns(frame, spec, kind: str):
+    """The columns of a DataFrame or a pyarrow Table named by ``spec`` (each: the accepted names)."""
+    table = is_arrow_table(frame)
+    names_found = list(frame.column_names) if table else list(frame.columns)
     cols = []
     for names in spec:
-        found = next((n for n in names if n in frame.columns), None)
+        found = next((n for n in names if n in names_found), None)
         if found is None:
             expected = " or ".join("/".join(n[i] for n in spec) for i in range(2))
             raise ValueError(
-                f"{kind} DataFrame is missing column {names[0]!r} "
-                f"(found columns {list(map(str, frame.columns))}; expected {expected})"
+                f"{kind} {'Arrow table' if table else 'DataFrame'} is missing column {names[0]!r} "
+                f"(found columns {list(map(str, names_found))}; expected {expected})"
             )
+        if table:
+            if names_found.count(found) > 1:
+                raise ValueError(f"{kind} Arrow table has {names_found.count(found)} columns named {found!r}; keep one")
+            cols.append(frame.column(found))
+            continue
         column = frame[found]
         if isinstance(column, pd.DataFrame):  # the label names several columns
             raise ValueError(
@@ -152,7 +176,7 @@ def _tuples_columns(items, spec, kind: str):
 
 
 def _columns(data, spec, kind: str, reader):
-    if isinstance(data, pd.DataFrame):
+    if isinstance(data, pd.DataFrame) or is_arrow_table(data):
         return _frame_columns(data, spec, kind)
     if isinstance(data, (str, os.PathLike)):
         return _frame_columns(reader(data), spec, kind)
@@ -174,8 +198,8 @@ def _columns(data, spec, kind: str, reader):
         return _tuples_columns(data, spec, kind)
     raise ValueError(
         f"cannot read {kind} of type {type(data).__name__}: expected a DataFrame "
-        f"(query_id/doc_id/{spec[2][0]} or qid/docno/{spec[2][1]}), a dict of dicts, "
-        f"an iterable of named tuples or a TREC file path"
+        f"(query_id/doc_id/{spec[2][0]} or qid/docno/{spec[2][1]}), a pyarrow Table with those columns, "
+        f"a dict of dicts, an iterable of named tuples, a TREC file path or a parquet file path"
     )
 
 
@@ -186,15 +210,22 @@ def _row_label(qids, dids, i) -> str:
 def run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(query_ids, doc_ids, scores)`` of any run form: object arrays of ``str`` and ``float64``."""
     qids, dids, scores = _run_columns(run)
-    return _object_ids(qids, "run query_id"), dids, scores
+    qids = to_objects(qids) if is_arrow(qids) else _object_ids(qids, "run query_id")
+    return qids, dids.to_numpy(), scores
 
 
-def _run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`run_columns`, except that query ids given as an object array are returned unchecked: the
-    run conversion checks them where they change (:func:`_query_segments`), which is enough there."""
-    q, d, s = _columns(run, _RUN_COLUMNS, "run", read_trec_run)
+def _run_columns(run) -> tuple[Any, DocIds, np.ndarray]:
+    """:func:`run_columns`, except that query ids given as an object array are returned unchecked (the
+    run conversion checks them where they change: :func:`_query_segments`, which is enough there),
+    Arrow query ids stay an Arrow array, and document ids are :class:`DocIds`. Scores that may be the
+    caller's memory are returned read-only (writeable scores are this call's own)."""
+    q, d, s = _columns(run, _RUN_COLUMNS, "run", _read_run)
     qids, _ = _id_array(q, "run query_id")
-    dids = _ids(d, "run doc_id")
+    dids = _doc_ids(d, "run doc_id")
+    fresh = is_arrow(s)  # scores this conversion made (its own to reorder in place) or the caller's
+    if fresh:
+        s = to_objects(s)
+        fresh = s.flags.owndata and s.flags.writeable
     raw = s.to_numpy() if isinstance(s, pd.Series) else np.asarray(s)
     if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.number) or raw.dtype == object):
         raise ValueError(f"run scores must be numbers (got dtype {raw.dtype})")
@@ -215,6 +246,9 @@ def _run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         scores = numeric
     else:
         scores = raw.astype(np.float64, copy=False)
+        if not fresh and np.shares_memory(scores, raw) and scores.flags.writeable:
+            scores = scores.view()
+            scores.flags.writeable = False  # the caller's: copied before any reordering in place
     nan = np.flatnonzero(~np.isfinite(scores)) if len(scores) else np.zeros(0, dtype=np.int64)
     if len(nan):
         raise ValueError(
@@ -224,26 +258,59 @@ def _run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return qids, dids, scores
 
 
-def _query_segments(qids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(ids, starts)``: the query ids of a run column checked as :func:`_ids` does, and the start
-    offsets of its runs of equal adjacent ids.
+def _query_segments(qids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, names, starts)`` of a run's query id column: the start offsets of its runs of equal
+    adjacent ids (segments), the distinct ids (``str``, first-seen order) and the index in ``names`` of
+    each segment's id; ids checked as :func:`_ids` does. Arrow ids are encoded in Arrow (no ``str``
+    object per row).
 
     Only the first id of each run of equal ids is checked: adjacent ids are compared first (one pass
     that the conversion needs anyway); when every first id is a ``str``, every id is one (a ``str``
     equals only a ``str``; a missing value equals nothing, so it starts a run). Otherwise the whole
     column is checked or converted (numbers to their text), and compared again."""
+    if is_arrow(qids):
+        return _arrow_query_segments(qids)
     try:
         starts = _segments(qids)
     except (TypeError, ValueError):  # e.g. pd.NA, whose comparisons have no truth value
         starts = None
-    if starts is not None and (len(qids) == 0 or pd.api.types.infer_dtype(qids[starts], skipna=False) == "string"):
-        return qids, starts
-    qids = _object_ids(qids, "run query_id")
-    return qids, _segments(qids)
+    if starts is None or not (len(qids) == 0 or pd.api.types.infer_dtype(qids[starts], skipna=False) == "string"):
+        qids = _object_ids(qids, "run query_id")
+        starts = _segments(qids)
+    codes, names = pd.factorize(qids[starts]) if len(starts) else (np.zeros(0, np.int64), [])
+    return codes.astype(np.int64), np.asarray(names, dtype=object), starts
 
 
-def _hash_ids(ids: np.ndarray) -> np.ndarray:
-    return np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
+def _arrow_query_segments(qids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_query_segments` of Arrow strings: adjacent ids compared in Arrow; when there are few
+    segments (query ids grouped, as in TREC files) only their first ids become ``str``; otherwise the
+    column is dictionary-encoded in Arrow."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(qids)
+    if n == 0:
+        return np.zeros(0, np.int64), np.zeros(0, dtype=object), np.zeros(0, np.int64)
+    change = to_objects(pc.not_equal(qids.slice(1), qids.slice(0, n - 1)))
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)
+    del change
+    if len(starts) <= max(n // 16, 1):
+        codes, names = pd.factorize(to_objects(qids.take(pa.array(starts))))
+        return codes.astype(np.int64), np.asarray(names, dtype=object), starts
+    combined = qids.combine_chunks() if isinstance(qids, pa.ChunkedArray) else qids
+    encoded = pc.dictionary_encode(combined)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes[starts], to_objects(encoded.dictionary), starts
+
+
+def _read_run(source):
+    """A run file (TREC or parquet) as a pyarrow Table (read by pyarrow) or a DataFrame."""
+    return _read_trec_any(source, "run")
+
+
+def _hash_ids(ids) -> np.ndarray:
+    """64-bit hashes of ids (see :func:`ir_incomplete.data.ids.hash_ids`)."""
+    return hash_ids(ids)
 
 
 def _segments(qids: np.ndarray):

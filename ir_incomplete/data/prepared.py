@@ -19,7 +19,8 @@ else:
     from ir_incomplete._lazy import pandas as pd
 
 from ir_incomplete.data.codes import PAD, POOLED_UNJUDGED, UNPOOLED
-from ir_incomplete.data.columns import _HASH_PROBE, _hash_ids, _query_segments, _run_columns
+from ir_incomplete.data.columns import _hash_ids, _query_segments, _run_columns
+from ir_incomplete.data.ids import DocIds, hash_probe
 from ir_incomplete.data.qrels import Qrels, _stratum_lookup
 from ir_incomplete.data.ranking import _check_score_precision, _grouped_tie_moves, _trec_order
 
@@ -40,9 +41,10 @@ class RankedLists:
     run_names: list[str]
     qrels: Qrels
     #: document ids in ranking order: row ``i`` is ``doc_ids[row_starts[i] : row_starts[i] + lengths[i]]``
-    #: (the array may hold other rows too); ``None`` when not kept. Used by measures that order documents
-    #: by id (``BootNDCG(order=docid)``).
-    doc_ids: np.ndarray | None = field(default=None, repr=False)
+    #: (they may hold other rows too; indexing gives an object array of ``str``, see
+    #: :class:`~ir_incomplete.data.ids.DocIds`); ``None`` when not kept. Used by measures that order
+    #: documents by id (``BootNDCG(order=docid)``).
+    doc_ids: DocIds | np.ndarray | None = field(default=None, repr=False)
     row_starts: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -96,7 +98,9 @@ class PreparedRuns:
 
     Build with :func:`prepare_runs`. Row ``i`` is the ranking of run ``run_names[row_run[i]]`` for query
     ``row_query[i]``: documents ``doc_ids[row_starts[i] : row_starts[i] + lengths[i]]`` (scores alike),
-    best first. ``duplicate_rows`` are rows that list a document twice (``duplicate_docs``: the first such
+    best first. ``doc_ids`` is a :class:`~ir_incomplete.data.ids.DocIds`: indexing it gives an object
+    array of ``str``, ``np.asarray(doc_ids)`` all of them (ids read from Arrow stay Arrow strings until
+    then). ``duplicate_rows`` are rows that list a document twice (``duplicate_docs``: the first such
     document); ranking one of them against qrels that judge its query raises, as trec_eval refuses it.
     Picklable: worker processes receive it once (document hashes are recomputed there when the process
     hashes strings differently).
@@ -108,7 +112,7 @@ class PreparedRuns:
     row_query: np.ndarray
     row_starts: np.ndarray
     lengths: np.ndarray
-    doc_ids: np.ndarray
+    doc_ids: DocIds
     scores: np.ndarray
     duplicate_rows: np.ndarray
     duplicate_docs: np.ndarray
@@ -122,6 +126,10 @@ class PreparedRuns:
     _frames: dict | None = field(repr=False, default=None)
     _judged: tuple | None = field(repr=False, default=None)
 
+    def __post_init__(self):
+        if not isinstance(self.doc_ids, DocIds):
+            self.doc_ids = DocIds(np.asarray(self.doc_ids, dtype=object))
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_frames"] = state["_judged"] = None  # rebuilt where needed rather than shipped
@@ -134,7 +142,7 @@ class PreparedRuns:
     @property
     def hashes(self) -> np.ndarray:
         """64-bit hashes of ``doc_ids`` in this process (recomputed once after unpickling elsewhere)."""
-        probe = hash(_HASH_PROBE)
+        probe = hash_probe()
         if self._hashes is None or self._hash_probe != probe:
             self._hashes = _hash_ids(self.doc_ids)
             self._hash_probe = probe
@@ -185,7 +193,7 @@ class PreparedRuns:
         dup = new_row[self.duplicate_rows] >= 0
         dup_rows = new_row[self.duplicate_rows[dup]]
         dup_order = np.argsort(dup_rows, kind="stable")
-        hashes = self._hashes if self._hash_probe == hash(_HASH_PROBE) else None  # hashed in this process
+        hashes = self._hashes if self._hash_probe == hash_probe() else None  # hashed in this process
         return PreparedRuns(
             run_names=names,
             score_precision=self.score_precision,
@@ -193,7 +201,7 @@ class PreparedRuns:
             row_query=self.row_query[rows],
             row_starts=np.cumsum(lengths) - lengths,
             lengths=lengths,
-            doc_ids=self.doc_ids[items],
+            doc_ids=self.doc_ids.permuted(items),
             scores=self.scores[items],
             duplicate_rows=dup_rows[dup_order],
             duplicate_docs=self.duplicate_docs[dup][dup_order],
@@ -212,21 +220,24 @@ class PreparedRuns:
         self._note_use()
         return self._rank_rows(qrels, sel, row_topic)
 
-    def rank_blocks(self, qrels: Qrels, runs: slice | None = None) -> Iterator[RankedLists]:
+    def rank_blocks(
+        self, qrels: Qrels, runs: slice | None = None, max_items: int | None = None
+    ) -> Iterator[RankedLists]:
         """:meth:`rank` in blocks of rows of similar length, so that memory stays proportional to the
         number of ranked documents: one block (exactly :meth:`rank`'s result) unless padding every row to
         the longest would more than double the matrix (e.g. one 100,000-document ranking among thousands
         of short ones); then one block per length class ``⌈log2 length⌉`` (see :func:`depth_blocks`).
-        Each row's values do not depend on the other rows of its block (every kernel computes a row from
-        that row and its topic's judgments alone)."""
+        ``max_items``: each block is further cut into consecutive rows holding at most this many ranked
+        documents in all (at least one row), which bounds the measures' working memory. Each row's values
+        do not depend on the other rows of its block (every kernel computes a row from that row and its
+        topic's judgments alone)."""
         sel, row_topic = self._selected(qrels, runs)
         self._note_use()
         blocks = depth_blocks(self.lengths[sel])
-        if blocks is None:
-            yield self._rank_rows(qrels, sel, row_topic)
-            return
-        for block in blocks:
-            yield self._rank_rows(qrels, sel[block], row_topic)
+        for block in [None] if blocks is None else blocks:
+            rows = sel if block is None else sel[block]
+            for part in _item_bounded(self.lengths[rows], max_items):
+                yield self._rank_rows(qrels, rows if part is None else rows[part], row_topic)
 
     def _note_use(self) -> None:
         self._uses += 1
@@ -305,24 +316,24 @@ class PreparedRuns:
         item_doc, distinct = pd.factorize(self.hashes)
         some = np.empty(len(distinct), dtype=np.int64)
         some[item_doc] = np.arange(len(item_doc))  # an item of each document (any one: all are checked)
-        ids = self.doc_ids[some]
-        if not bool(np.all(ids[item_doc] == self.doc_ids)):  # two ids share a hash: keep the other path
+        ids = self.doc_ids.permuted(some)
+        if not self.doc_ids.equal_to(some[item_doc]):  # two ids share a hash: keep the other path
             self._docs = False
             return
         row_of_item = np.repeat(np.arange(self.n_rows, dtype=np.int64), self.lengths)
-        self._docs_index, self._docs_probe = pd.Index(distinct), hash(_HASH_PROBE)
+        self._docs_index, self._docs_probe = pd.Index(distinct), hash_probe()
         self._docs = (item_doc.astype(np.int64), ids, row_of_item)
 
-    def _judged_by_index(self, qrels: Qrels, ids: np.ndarray) -> _JudgedDocs:
+    def _judged_by_index(self, qrels: Qrels, ids: DocIds) -> _JudgedDocs:
         """The judgments of ``qrels`` in terms of the distinct documents ``ids`` of these runs (kept for
         the last qrels: chunks of one evaluation share it)."""
         cached = self._judged
         if cached is not None and cached[0] is qrels:
             return cached[1]
         index = self._docs_index
-        if index is None or self._docs_probe != hash(_HASH_PROBE):  # new here, or hashed differently
+        if index is None or self._docs_probe != hash_probe():  # new here, or hashed differently
             index = pd.Index(_hash_ids(ids))
-            self._docs_index, self._docs_probe = index, hash(_HASH_PROBE)
+            self._docs_index, self._docs_probe = index, hash_probe()
         of_judged = index.get_indexer(qrels.doc_hashes())
         hit = np.flatnonzero(of_judged >= 0)
         same = ids[of_judged[hit]] == qrels.doc_ids[hit]
@@ -363,6 +374,22 @@ class _JudgedDocs:
         return out.astype(np.int32, copy=False)
 
 
+def _item_bounded(lengths: np.ndarray, max_items: int | None) -> list[Any]:
+    """Consecutive row slices holding at most ``max_items`` items each (a longer row alone); ``[None]``
+    (all rows) when they fit at once."""
+    total = int(lengths.sum())
+    if max_items is None or total <= max_items:
+        return [None]
+    ends = np.cumsum(lengths)
+    out, start = [], 0
+    while start < len(lengths):
+        base = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, base + max_items, side="right")), start + 1)
+        out.append(slice(start, stop))
+        start = stop
+    return out
+
+
 def _row_items(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Item indices of rows given by their starts and lengths, concatenated."""
     total = int(lengths.sum())
@@ -394,18 +421,20 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
     n_rows = 0
     owned = len(columns) > 1  # the item arrays are ours (concatenated), not the caller's
     for run_no, (_name, (qids, dids, scores)) in enumerate(columns):
-        qids, starts = _query_segments(qids)
-        seg_query = qids[starts]
-        seg_len = np.diff(np.append(starts, len(qids)))
+        seg_code, query_names, starts = _query_segments(qids)
+        seg_len = np.diff(np.append(starts, len(scores)))
+        kept_names = np.ones(len(query_names), dtype=bool)
         if topic_index is not None and len(starts):
-            keep = topic_index.get_indexer(seg_query) >= 0
+            kept_names = topic_index.get_indexer(query_names) >= 0
+            keep = kept_names[seg_code]
             if not keep.all():
                 items = np.repeat(keep, seg_len)
-                dids, scores, owned = dids[items], scores[items], True
-                seg_query, seg_len = seg_query[keep], seg_len[keep]
-        # one row per distinct query of the run, numbered in first-seen order
-        seg_row, row_query = pd.factorize(seg_query) if len(seg_query) else (np.zeros(0, np.int64), [])
-        seg_row_parts.append(seg_row.astype(np.int64) + n_rows)
+                dids, scores, owned = dids.permuted(items), scores[items], True
+                seg_code, seg_len = seg_code[keep], seg_len[keep]
+        # one row per distinct query of the run, numbered in first-seen order (as the names are)
+        row_of_name = np.cumsum(kept_names) - 1
+        row_query = query_names[kept_names]
+        seg_row_parts.append(row_of_name[seg_code].astype(np.int64) + n_rows)
         seg_len_parts.append(seg_len.astype(np.int64))
         query_parts.append(np.asarray(row_query, dtype=object))
         run_parts.append(np.full(len(row_query), run_no, dtype=np.int64))
@@ -419,7 +448,7 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     seg_rows, seg_lens = joined(seg_row_parts, np.int64), joined(seg_len_parts, np.int64)
-    dids = joined(did_parts, object)
+    dids = DocIds.concat(did_parts) if did_parts else DocIds(np.zeros(0, dtype=object))
     scores = joined(score_parts, np.float64)
     del did_parts, score_parts
     grouped = bool(np.all(seg_rows[1:] > seg_rows[:-1]))  # each query one segment: segment i is row i
@@ -427,19 +456,18 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
     if moves is None:  # not in ranking order: one sort
         ranking = np.repeat(seg_rows, seg_lens)
         order = _trec_order(ranking, scores, dids, score_precision)
-        if order is not None:
-            dids, scores = dids[order], scores[order]
-            ranking = ranking[order]
-            del order
-        lengths = np.bincount(ranking, minlength=n_rows).astype(np.int64)
+        lengths = np.bincount(ranking, minlength=n_rows).astype(np.int64)  # the same in any order
         del ranking
+        if order is not None:
+            dids, scores = dids.permuted(order), scores[order]
+            del order
     else:
         lengths = seg_lens
         if moves:
             to, source = moves
-            if not owned:
-                dids, scores = dids.copy(), scores.copy()
-            dids[to], scores[to] = dids[source], scores[source]
+            if not (owned or scores.flags.writeable):  # the caller's scores: never modified
+                scores = scores.copy()
+            dids, scores[to] = dids.moved(to, source), scores[source]
     row_starts = np.cumsum(lengths) - lengths
     hashes = _hash_ids(dids)
     dup_rows, dup_docs = _find_duplicates(hashes, dids, row_starts, lengths)
@@ -455,7 +483,7 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
         duplicate_rows=dup_rows,
         duplicate_docs=dup_docs,
         _hashes=hashes,
-        _hash_probe=hash(_HASH_PROBE),
+        _hash_probe=hash_probe(),
     )
 
 

@@ -18,7 +18,8 @@ else:
     from ir_incomplete._lazy import pandas as pd
 
 from ir_incomplete.data.codes import GRADE_RANGE, MAX_INDEXED_GRADE, NEGATIVE_POLICIES, POOLED_UNJUDGED, UNPOOLED
-from ir_incomplete.data.columns import _HASH_PROBE, _QREL_COLUMNS, _columns, _hash_ids, _ids, _row_label
+from ir_incomplete.data.columns import _QREL_COLUMNS, _columns, _hash_ids, _ids, _row_label
+from ir_incomplete.data.ids import hash_probe, is_arrow, is_arrow_table
 from ir_incomplete.data.readers import read_trec_qrels
 
 _DENSE_LOOKUP_CELLS = 4_000_000  # qrels look-up through a dense [topics × judged docs] table up to this size
@@ -63,8 +64,9 @@ class Qrels:
 
     @classmethod
     def from_any(cls, qrels, negative: str = "pooled_unjudged") -> Qrels:
-        """Build from a DataFrame (``query_id/doc_id/relevance`` or ``qid/docno/label``), a dict of
-        dicts, an iterable of ``Qrel``, a TREC qrels path (``.gz`` allowed) or an existing ``Qrels``."""
+        """Build from a DataFrame or a pyarrow Table (``query_id/doc_id/relevance`` or ``qid/docno/label``,
+        optionally ``stratum``), a dict of dicts, an iterable of ``Qrel``, a TREC qrels path (``.gz``
+        allowed), a parquet file path or an existing ``Qrels``."""
         if isinstance(qrels, Qrels):
             if qrels.negative != negative:
                 raise ValueError(f"these Qrels were built with negative={qrels.negative!r}, not {negative!r}")
@@ -74,10 +76,12 @@ class Qrels:
         if isinstance(qrels, (str, os.PathLike)):
             qrels = read_trec_qrels(qrels)
         stratum = _stratum_column(qrels)
-        if stratum is not None and not isinstance(qrels, pd.DataFrame):
+        if stratum is not None and not (isinstance(qrels, pd.DataFrame) or is_arrow_table(qrels)):
             stratum, qrels = _split_strata(qrels)
         q, d, r = _columns(qrels, _QREL_COLUMNS, "qrels", read_trec_qrels)
         qids, dids = _ids(q, "qrels query_id"), _ids(d, "qrels doc_id")
+        if is_arrow(r):
+            r = r.to_numpy(zero_copy_only=False)
         grades = _integer_grades(r.to_numpy() if isinstance(r, pd.Series) else np.asarray(r), qids, dids)
         if negative == "zero":
             grades = np.where(grades < 0, 0, grades)
@@ -194,7 +198,7 @@ class Qrels:
     # -- look-up ------------------------------------------------------------------------------------------
     def _check_hashes(self) -> None:
         """Drop hash tables built by another process (``str`` hashes differ between processes)."""
-        probe = hash(_HASH_PROBE)
+        probe = hash_probe()
         if self._hash_probe != probe:
             self._doc_hash_index = self._filter = self._doc_hashes = None
             self._hash_probe = probe
@@ -266,6 +270,8 @@ def _stratum_column(qrels):
     are ``(stratum, relevance)`` pairs), else ``None``."""
     if isinstance(qrels, pd.DataFrame):
         return qrels["stratum"] if "stratum" in qrels.columns else None
+    if is_arrow_table(qrels):
+        return qrels.column("stratum") if "stratum" in qrels.column_names else None
     if isinstance(qrels, Mapping):
         for docs in qrels.values():
             if isinstance(docs, Mapping):

@@ -29,10 +29,14 @@ def _check_score_precision(score_precision) -> None:
 
 def _descending_score_keys(scores: np.ndarray) -> np.ndarray:
     """uint32-ranged int64 keys whose ascending order is the descending order of float32 scores."""
-    s32 = scores.astype(np.float32) + np.float32(0.0)  # −0.0 → +0.0: equal scores tie, as in C
-    bits = s32.view(np.int32).astype(np.int64)
-    ordered = np.where(bits < 0, bits ^ 0x7FFFFFFF, bits)  # monotone in the float value
-    return np.int64(0x7FFFFFFF) - ordered  # 0 .. 2^32-1, smaller = higher score
+    with np.errstate(over="ignore"):  # beyond float32's range: ±inf
+        s32 = scores.astype(np.float32)
+    s32 += np.float32(0.0)  # −0.0 → +0.0: equal scores tie, as in C
+    bits = s32.view(np.int32)
+    bits ^= (bits >> 31) & np.int32(0x7FFFFFFF)  # monotone in the float value (negatives: bits reversed)
+    out = bits.astype(np.int64)
+    np.subtract(np.int64(0x7FFFFFFF), out, out=out)  # 0 .. 2^32-1, smaller = higher score
+    return out
 
 
 def trec_order(
@@ -58,8 +62,7 @@ def _trec_order(ranking, scores, doc_ids, score_precision) -> np.ndarray | None:
     if score_precision == "float32":
         key = (ranking << 32) | _descending_score_keys(scores)  # one int64: ranking, then score descending
         if n > 1 and not bool(np.all(key[1:] >= key[:-1])):
-            order = np.argsort(key, kind="stable")
-            key = key[order]
+            order, key = _stable_key_order(ranking, key)
         tied = np.flatnonzero(key[1:] == key[:-1])
         del key
     else:
@@ -80,7 +83,43 @@ def _trec_order(ranking, scores, doc_ids, score_precision) -> np.ndarray | None:
     return order
 
 
-def _grouped_tie_moves(starts: np.ndarray, scores: np.ndarray, doc_ids: np.ndarray, score_precision: str):
+def _stable_key_order(ranking: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, key[order])`` with ``order = np.argsort(key, kind="stable")``, for ``key = ranking << 32 |
+    32-bit score key`` (``ranking`` ≥ 0). When the ranking, the score key and each item's position among
+    the items of its ranking fit in 63 bits together, these are packed into one integer and sorted by
+    value (numpy's value sort of integers is much faster than its stable argsort); equal keys then keep
+    their given order, exactly as the stable argsort keeps them."""
+    n = len(key)
+    counts = np.bincount(ranking)
+    ranking_bits = max(len(counts) - 1, 1).bit_length()
+    local_bits = max(int(counts.max()) - 1, 1).bit_length()
+    item_bits = max(n - 1, 1).bit_length()
+    if ranking_bits + 32 + local_bits > 63 or ranking_bits + item_bits > 63:
+        order = np.argsort(key, kind="stable")
+        return order, key[order]
+    starts = np.cumsum(counts) - counts
+    grouped = None  # items grouped by ranking (stable), when they are not already
+    if bool(np.all(ranking[1:] >= ranking[:-1])):
+        local = np.arange(n, dtype=np.int64) - starts[ranking]
+    else:
+        grouped = np.sort((ranking << item_bits) | np.arange(n, dtype=np.int64))
+        grouped &= (1 << item_bits) - 1
+        local = np.empty(n, dtype=np.int64)
+        local[grouped] = np.arange(n, dtype=np.int64) - starts[ranking[grouped]]
+    packed = key << local_bits
+    packed |= local
+    del local
+    packed.sort()
+    order = packed >> (32 + local_bits)  # the ranking of each sorted item ...
+    order = starts[order]
+    order += packed & ((1 << local_bits) - 1)  # ... plus its position among that ranking's items
+    if grouped is not None:
+        order = grouped[order]
+    packed >>= local_bits
+    return order, packed
+
+
+def _grouped_tie_moves(starts: np.ndarray, scores: np.ndarray, doc_ids, score_precision: str):
     """For items already grouped into rankings (``starts``: where each begins, rankings in ascending
     order), the :func:`_tie_moves` that complete trec_eval's order; ``()`` when none is needed, ``None``
     when some ranking is not sorted by score descending (a sort is needed). Scores are compared as

@@ -1,7 +1,13 @@
-"""Readers of TREC text files: runs, qrels and sampled qrels ("prels").
+"""Readers of TREC text files (runs, qrels and sampled qrels, "prels") and of parquet files.
 
 Every line must have exactly the fields of its format and a valid numeric field; a malformed line is a
 ``ValueError`` naming the file and the line, a truncated or corrupt ``.gz`` file one naming the file.
+
+When pyarrow is installed, files whose fields are separated by single spaces (or single tabs) are read
+by pyarrow's multi-threaded CSV reader, ids kept as Arrow strings (pandas ``str`` columns); any file it
+does not read exactly as the whitespace rule says (several spaces, leading or trailing blanks, mixed
+separators, a bad line) is read by pandas' parser instead, which accepts every file it accepted before
+and reports a malformed line the same way: both paths accept the same files and give the same values.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ else:
     from ir_incomplete._lazy import pandas as pd
 
 from ir_incomplete.data.codes import GRADE_RANGE
+from ir_incomplete.data.ids import arrow_available
 
 #: the fields of each TREC text format, in line order: the one place that says how many fields a line
 #: of each format has (a line with another number of fields is refused with its file name and number)
@@ -42,6 +49,16 @@ _TREC_NUMERIC = {"run": "score", "qrels": "relevance", "prels": "relevance"}
 _GRADED = ("qrels", "prels")
 #: errors of a truncated or corrupt compressed file, or of bytes that are not text
 _DECODE_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, UnicodeDecodeError)
+#: read TREC files with pyarrow when it is installed (``False``: always with pandas' parser)
+USE_PYARROW = True
+_SNIFF_BYTES = 1 << 16
+_BLOCK_BYTES = 8 << 20  # pyarrow's CSV blocks: fewer, larger chunks than its 1 MiB default
+#: the columns of each kind in a parquet file or a table: the canonical name, then the accepted others
+_PARQUET_COLUMNS = {
+    "run": (("query_id", "qid"), ("doc_id", "docno"), ("score", "score")),
+    "qrels": (("query_id", "qid"), ("doc_id", "docno"), ("relevance", "label")),
+    "prels": (("query_id", "qid"), ("doc_id", "docno"), ("stratum", "stratum"), ("relevance", "label")),
+}
 
 
 def _open_text(source):
@@ -125,14 +142,138 @@ def _valid_frame(frame, kind: str) -> bool:
     return True
 
 
+def _is_parquet(source) -> bool:
+    if isinstance(source, str) and "\n" in source:
+        return False
+    return os.fspath(source).lower().endswith((".parquet", ".parq", ".pq"))
+
+
+def _read_parquet(source, kind: str):
+    """A parquet file of ``kind`` as a pyarrow Table with the canonical columns (:data:`_PARQUET_COLUMNS`;
+    ``kind="qrels"`` keeps a ``stratum`` column when there is one). Ids stay Arrow strings."""
+    if not arrow_available():
+        raise ValueError(f"reading the parquet file {_source_name(source)} needs pyarrow (pip install pyarrow)")
+    import pyarrow.parquet as pq
+
+    name = _source_name(source)
+    try:
+        schema = pq.read_schema(source)
+    except Exception as exc:  # pyarrow's own errors: not a parquet file, unreadable
+        raise ValueError(f"cannot read {kind} file {name} as parquet: {' '.join(str(exc).split())}") from None
+    spec = _PARQUET_COLUMNS["prels" if kind == "qrels" and "stratum" in schema.names else kind]
+    picked = []
+    for names in spec:
+        found = next((n for n in names if n in schema.names), None)
+        if found is None:
+            raise ValueError(
+                f"{kind} parquet file {name} has no column {names[0]!r} (columns {schema.names}; expected "
+                f"{'/'.join(n[0] for n in spec)} or {'/'.join(n[-1] for n in spec)})"
+            )
+        picked.append(found)
+    return pq.read_table(source, columns=picked).rename_columns([names[0] for names in spec])
+
+
+def _arrow_frame(table) -> pd.DataFrame:
+    """A pyarrow table as a DataFrame whose string columns stay Arrow strings (pandas ``str`` columns;
+    ``string[pyarrow]`` before pandas 3)."""
+    import pyarrow as pa
+
+    if int(pd.__version__.split(".")[0]) >= 3:
+        return table.to_pandas()
+    strings = pd.StringDtype("pyarrow")
+    return table.to_pandas(
+        types_mapper=lambda t: strings if pa.types.is_string(t) or pa.types.is_large_string(t) else None
+    )
+
+
+def _sniff(source) -> tuple[int, str | None]:
+    """``(fields, separator)`` of the first non-blank line of a TREC file: its number of fields, and the
+    one-character separator with which pyarrow reads the file exactly as the whitespace rule does (``" "``
+    or ``"\t"`` when the line uses that one alone, singly, with no leading or trailing blank), else
+    ``None`` (pandas reads the file). ``(0, None)`` for a file that cannot be read here."""
+    try:
+        with _open_text(source) as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except (*_DECODE_ERRORS, OSError):
+        return 0, None
+    for line in head.splitlines():
+        if not line.strip():
+            continue
+        for sep, other in ((" ", "\t"), ("\t", " ")):
+            if other not in line and line == line.strip() and sep + sep not in line and sep in line:
+                return len(line.split()), sep
+        return len(line.split()), None
+    return 0, None
+
+
+def _read_trec_arrow(source, kind: str, delimiter: str):
+    """The TREC file of ``kind`` read by pyarrow's CSV reader (several threads) as a pyarrow Table of the
+    kept columns, or ``None`` when pyarrow does not read it exactly (then pandas reads it: see the module
+    docstring)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    fields, keep = TREC_FIELDS[kind], _TREC_KEEP[kind]
+    numeric = _TREC_NUMERIC[kind]
+    types = {f: pa.string() for f in keep}
+    types[numeric] = pa.int64() if kind in _GRADED else pa.float64()
+    try:
+        table = pcsv.read_csv(
+            os.fspath(source),
+            read_options=pcsv.ReadOptions(column_names=list(fields), block_size=_BLOCK_BYTES),
+            parse_options=pcsv.ParseOptions(
+                delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False, ignore_empty_lines=True
+            ),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=list(keep),
+                column_types=types,
+                null_values=[],
+                strings_can_be_null=False,
+                check_utf8=True,
+            ),
+        )
+    except (pa.ArrowException, OSError, ValueError, EOFError):  # pandas reads it, or says what is wrong
+        return None
+    finally:
+        pa.default_memory_pool().release_unused()  # the parser's buffers: back to the system, not kept
+    if table.num_rows == 0:
+        return None
+    column = table.column(numeric)
+    if kind in _GRADED:
+        import pyarrow.compute as pc
+
+        low, high = (v.as_py() for v in pc.min_max(column).values())
+        if not (GRADE_RANGE[0] <= low and high <= GRADE_RANGE[1]):
+            return None
+    elif not all(np.isfinite(chunk.to_numpy()).all() for chunk in column.chunks):
+        return None
+    return table
+
+
 def _read_trec(source, kind: str) -> pd.DataFrame:
-    """Read a whitespace-separated TREC file of ``kind`` (see :data:`TREC_FIELDS`) with one C pass;
-    ``kind="qrels"`` also reads sampled qrels ("prels"), recognised by the five fields of the first line.
+    """:func:`_read_trec_any` as a DataFrame (ids read by pyarrow stay Arrow strings: ``str`` columns)."""
+    out = _read_trec_any(source, kind)
+    return out if isinstance(out, pd.DataFrame) else _arrow_frame(out)
+
+
+def _read_trec_any(source, kind: str):
+    """Read a whitespace-separated TREC file of ``kind`` (see :data:`TREC_FIELDS`) with one C pass, as a
+    pyarrow Table when pyarrow read it, else a DataFrame; ``kind="qrels"`` also reads sampled qrels
+    ("prels"), recognised by the five fields of the first line. A ``.parquet`` path is read as parquet.
 
     Every line must have exactly the format's fields and a valid numeric field; otherwise ``ValueError``
     names the file and the line. A truncated or corrupt ``.gz`` file is a ``ValueError`` naming the file.
     """
+    if _is_parquet(source):
+        return _read_parquet(source, kind)
     name = _source_name(source)
+    if USE_PYARROW and arrow_available() and not (isinstance(source, str) and "\n" in source):
+        n_fields, delimiter = _sniff(source)
+        if kind == "qrels" and n_fields == len(TREC_FIELDS["prels"]):
+            kind = "prels"
+        table = _read_trec_arrow(source, kind, delimiter) if delimiter is not None else None
+        if table is not None:
+            return table
     try:
         with _open_text(source) as handle:
             if kind == "qrels" and _first_line_fields(handle) == len(TREC_FIELDS["prels"]):
@@ -143,8 +284,12 @@ def _read_trec(source, kind: str) -> pd.DataFrame:
             dtype: dict[int, Any] = {i: object for i in range(len(fields)) if i != numeric}
             if kind == "run":
                 dtype[numeric] = np.float64
+            import csv
+
             try:
-                frame = pd.read_csv(handle, sep=r"\s+", header=None, dtype=dtype, na_filter=False, engine="c")
+                frame = pd.read_csv(
+                    handle, sep=r"\s+", header=None, dtype=dtype, na_filter=False, engine="c", quoting=csv.QUOTE_NONE
+                )
                 valid = _valid_frame(frame, kind)
             except pd.errors.EmptyDataError:
                 frame, valid = pd.DataFrame({f: pd.Series(dtype=object) for f in fields}), True
@@ -168,7 +313,9 @@ def _read_trec(source, kind: str) -> pd.DataFrame:
 
 def read_trec_qrels(source: TrecSource) -> pd.DataFrame:
     """Read a TREC qrels file (``qid iter docid grade``, ``.gz`` allowed) into ``query_id/doc_id/relevance``.
-    A file whose first line has five fields is sampled qrels, read by :func:`read_trec_prels`.
+    A file whose first line has five fields is sampled qrels, read by :func:`read_trec_prels`. A parquet
+    file (``*.parquet``; needs pyarrow) holds the columns ``query_id/doc_id/relevance`` or
+    ``qid/docno/label`` (and ``stratum`` for sampled qrels).
 
     Every line needs exactly the fields of its format and an integer grade in :data:`GRADE_RANGE`; a
     malformed line (also a file mixing 4- and 5-field lines) or a truncated ``.gz`` file is a
@@ -187,7 +334,8 @@ def _first_line_fields(handle) -> int:
 def read_trec_prels(source: TrecSource) -> pd.DataFrame:
     """Read sampled qrels ("prels": ``qid iter docid stratum grade``, ``.gz`` allowed; NIST ``sample_eval``)
     into ``query_id/doc_id/stratum/relevance``. Grade −1 = pooled in that stratum but not sampled; the
-    stratum is a label, kept as text. Malformed lines are refused as by :func:`read_trec_qrels`."""
+    stratum is a label, kept as text. Malformed lines are refused as by :func:`read_trec_qrels`; parquet
+    files are read as there (with a ``stratum`` column)."""
     return _read_trec(source, "prels")
 
 
@@ -195,5 +343,6 @@ def read_trec_run(source: TrecSource) -> pd.DataFrame:
     """Read a TREC run file (``qid Q0 docid rank score tag``, ``.gz`` allowed) into
     ``query_id/doc_id/score``. The rank column is ignored, as trec_eval does. Every line needs exactly
     six fields and a finite numeric score; a malformed line or a truncated ``.gz`` file is a
-    ``ValueError`` naming the file (and line)."""
+    ``ValueError`` naming the file (and line). A parquet file (``*.parquet``; needs pyarrow) holds the
+    columns ``query_id/doc_id/score`` or ``qid/docno/score`` (PyTerrier's; other columns are ignored)."""
     return _read_trec(source, "run")

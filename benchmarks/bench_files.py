@@ -1,0 +1,206 @@
+#!/usr/bin/env python
+"""Command line, end to end, from files: ``ir_incomplete`` against trec_eval 10.0 and the ``ir_measures``
+command on the scale-M run file of ``bench.py`` (7,000 queries × 1,000 documents, a 325 MB TREC run
+file) and infAP. See ``benchmarks/README.md``.
+
+    python benchmarks/bench_files.py [--repeats 3] [--measure infAP] [--data-dir DIR] [--markdown]
+
+What it needs: a C compiler and ``make`` (to build trec_eval from ``../shared/tools/trec_eval-10.0.tar.gz``
+into a temporary folder; on Debian/Ubuntu ``apt-get install build-essential``), the ``ir_measures``
+command on the PATH (it comes with the ``ir_measures`` package), Linux (peak memory from ``wait4``),
+about 1 GB of disk in the temporary folder (or ``--data-dir``) and 1.5 GB of memory.
+
+Each repeat runs the three commands one after the other (paired, in a rotating order); the times and
+peak resident memory are the medians over the repeats. Every command's infAP must agree with ours to
+the 4 printed decimals before anything is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import SHARED, make_scale_m  # noqa: E402
+
+TREC_EVAL_TARBALL = SHARED / "tools" / "trec_eval-10.0.tar.gz"
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Result:
+    name: str
+    command: list[str]
+    seconds: list[float]
+    peak_mib: list[float]
+    value: float
+
+    @property
+    def time(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def memory(self) -> float:
+        return statistics.median(self.peak_mib)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def build_trec_eval(folder: Path) -> Path:
+    """trec_eval 10.0 built from the shared tarball in ``folder``."""
+    if not TREC_EVAL_TARBALL.is_file():
+        raise SystemExit(f"{TREC_EVAL_TARBALL} is absent: the trec_eval sources live in ../shared/tools")
+    for tool in ("make", "cc"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"'{tool}' is not installed: building trec_eval needs a C compiler and make")
+    with tarfile.open(TREC_EVAL_TARBALL) as archive:
+        archive.extractall(folder, filter="data")
+    source = next(p for p in folder.iterdir() if p.is_dir() and p.name.startswith("trec_eval"))
+    subprocess.run(["make"], cwd=source, check=True, capture_output=True)
+    return source / "trec_eval"
+
+
+def write_scale_m(folder: Path) -> tuple[Path, Path]:
+    """The scale-M run and qrels of ``bench.py`` as TREC files (rank = position, scores as ``repr``)."""
+    run_path, qrels_path = folder / "run.M.txt", folder / "qrels.M.txt"
+    if run_path.is_file() and qrels_path.is_file():
+        return run_path, qrels_path
+    scale = make_scale_m(1)
+    run = scale.runs["run"]
+    rank = run.groupby("query_id", sort=False).cumcount() + 1
+    lines = pd.DataFrame(
+        {"q": run["query_id"], "Q0": "Q0", "d": run["doc_id"], "r": rank, "s": run["score"], "t": "bench"}
+    )
+    lines.to_csv(run_path, sep=" ", header=False, index=False)
+    qrels = scale.qrels
+    pd.DataFrame({"q": qrels["query_id"], "i": 0, "d": qrels["doc_id"], "r": qrels["relevance"]}).to_csv(
+        qrels_path, sep=" ", header=False, index=False
+    )
+    return run_path, qrels_path
+
+
+def run_once(command: list[str]) -> tuple[float, float, str]:
+    """Wall time (s), peak resident memory (MiB, the child's own ``ru_maxrss`` from ``wait4``) and standard
+    output of one run of ``command``."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=out, stderr=err, env=_env())
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {err.read().decode()[-500:]}")
+        return seconds, usage.ru_maxrss / 1024, out.read().decode()  # ru_maxrss: KiB on Linux
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def value_of(output: str, name: str) -> float:
+    """The infAP of a command's output (``measure<TAB>value`` or trec_eval's ``measure all value``)."""
+    for line in output.splitlines():
+        parts = line.split()
+        if parts and parts[0] == name:
+            return float(parts[-1])
+    raise SystemExit(f"no {name} line in output: {output[:300]!r}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3, help="paired repeats; medians are reported (default 3)")
+    parser.add_argument("--measure", default="infAP", help="the measure, in all three tools' syntax (default infAP)")
+    parser.add_argument("--data-dir", type=Path, help="keep the generated files here (reused when present)")
+    parser.add_argument("--markdown", action="store_true", help="print a markdown table (for the README)")
+    args = parser.parse_args(argv)
+    if shutil.which("ir_measures") is None:
+        raise SystemExit("the 'ir_measures' command is not on the PATH (pip install ir_measures)")
+    with tempfile.TemporaryDirectory(prefix="bench_files_") as tmp:
+        tmp_path = Path(tmp)
+        log("building trec_eval 10.0 (make)")
+        trec_eval = build_trec_eval(tmp_path)
+        data = args.data_dir or tmp_path
+        data.mkdir(parents=True, exist_ok=True)
+        log(f"writing the scale-M files in {data} (not timed)")
+        run_path, qrels_path = write_scale_m(data)
+        size = run_path.stat().st_size
+        commands = {
+            "ours: ir_incomplete (python -m ir_incomplete)": [
+                sys.executable,
+                "-m",
+                "ir_incomplete",
+                str(qrels_path),
+                str(run_path),
+                args.measure,
+            ],
+            "trec_eval 10.0 (C)": [str(trec_eval), "-m", args.measure, str(qrels_path), str(run_path)],
+            "ir_measures command": [
+                shutil.which("ir_measures") or "ir_measures",
+                str(qrels_path),
+                str(run_path),
+                args.measure,
+            ],
+        }
+        results = {name: Result(name, cmd, [], [], float("nan")) for name, cmd in commands.items()}
+        names = list(commands)
+        for repeat in range(args.repeats):
+            for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
+                log(f"repeat {repeat + 1}/{args.repeats}: {name}")
+                seconds, peak, out = run_once(commands[name])
+                result = results[name]
+                result.seconds.append(seconds)
+                result.peak_mib.append(peak)
+                result.value = value_of(out, args.measure)
+    ours = results[names[0]]
+    ok = all(abs(r.value - ours.value) < 1e-4 + 1e-12 for r in results.values())
+    header = (
+        f"scale M: a 7,000,000-line run file ({size / 1e6:.0f} MB), "
+        f"{args.measure}; medians of {args.repeats} paired runs; "
+        f"values {'agree' if ok else 'DIFFER'} ({', '.join(f'{r.value:.4f}' for r in results.values())})"
+    )
+    rows = []
+    for r in results.values():
+        if r is ours:
+            ratio = ""
+        else:
+            ratio = f"ours {r.time / ours.time:.1f}× faster, {ours.memory / r.memory:.2f}× the memory"
+        rows.append((r.name, r.time, r.memory, ratio))
+    if args.markdown:
+        print(f"{header}\n\n| command | time (s) | peak memory (MiB) | ours vs it |\n|---|---:|---:|---|")
+        for name, t, m, ratio in rows:
+            print(f"| {name} | {t:.2f} | {m:,.0f} | {ratio} |")
+    else:
+        print(header)
+        for name, t, m, ratio in rows:
+            print(f"{name:<48}{t:>8.2f} s{m:>9,.0f} MiB   {ratio}")
+        for r in results.values():
+            times = ", ".join(f"{x:.2f}" for x in r.seconds)
+            peaks = ", ".join(f"{x:.0f}" for x in r.peak_mib)
+            print(f"  {r.name}: times {times} s; peaks {peaks} MiB")
+    te, im = results[names[1]], results[names[2]]
+    print(
+        f"goals: ≥ 5× trec_eval: {te.time / ours.time:.2f}× ({'met' if te.time / ours.time >= 5 else 'MISSED'}); "
+        f"≥ 10× ir_measures: {im.time / ours.time:.2f}× ({'met' if im.time / ours.time >= 10 else 'MISSED'}); "
+        f"memory ≤ trec_eval's: {ours.memory:.0f} vs {te.memory:.0f} MiB "
+        f"({'met' if ours.memory <= te.memory else 'MISSED'})"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
