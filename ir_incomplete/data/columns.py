@@ -203,6 +203,11 @@ def _columns(data, spec, kind: str, reader):
     )
 
 
+def _first_complex(values: np.ndarray) -> int | None:
+    """Position of the first complex number in an object array of values (``None``: there is none)."""
+    return next((i for i, v in enumerate(values.tolist()) if isinstance(v, (complex, np.complexfloating))), None)
+
+
 def _row_label(qids, dids, i) -> str:
     return f"row {int(i)} (query_id={qids[i]!r}, doc_id={dids[i]!r})"
 
@@ -232,7 +237,7 @@ def _run_columns(run) -> tuple[Any, DocIds, np.ndarray]:
     if raw.dtype.kind == "c":
         raise ValueError(f"run scores are complex numbers (dtype {raw.dtype}); scores must be real numbers")
     if raw.dtype == object:
-        complex_at = next((i for i, v in enumerate(raw.tolist()) if isinstance(v, (complex, np.complexfloating))), None)
+        complex_at = _first_complex(raw)
         if complex_at is not None:
             raise ValueError(
                 f"run score {raw[complex_at]!r} is a complex number at {_row_label(qids, dids, complex_at)}; "

@@ -18,7 +18,7 @@ else:
     from ir_incomplete._lazy import pandas as pd
 
 from ir_incomplete.data.codes import GRADE_RANGE, MAX_INDEXED_GRADE, NEGATIVE_POLICIES, POOLED_UNJUDGED, UNPOOLED
-from ir_incomplete.data.columns import _QREL_COLUMNS, _columns, _hash_ids, _ids, _row_label
+from ir_incomplete.data.columns import _QREL_COLUMNS, _columns, _first_complex, _hash_ids, _ids, _row_label
 from ir_incomplete.data.ids import hash_probe, is_arrow, is_arrow_table
 from ir_incomplete.data.readers import read_trec_qrels
 
@@ -330,7 +330,7 @@ def _integer_grades(raw: np.ndarray, qids, dids) -> np.ndarray:
     if raw.dtype == bool:
         raise ValueError("qrels relevance must be integer grades, not booleans")
     if raw.dtype == object:
-        complex_at = next((i for i, v in enumerate(raw.tolist()) if isinstance(v, (complex, np.complexfloating))), None)
+        complex_at = _first_complex(raw)
         if complex_at is not None:
             raise ValueError(
                 f"qrels relevance {raw[complex_at]!r} is a complex number at "
