@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ir_incomplete.data.columns import _plain
+
 if TYPE_CHECKING:
     import ir_measures
     import pandas as pd
@@ -122,11 +124,6 @@ def _add_path(out: _Runs, path) -> None:
                 )
     else:
         out.add(_run_name(path), path, f"file {os.fspath(path)!r}")
-
-
-def _plain(value):
-    """A numpy scalar as the Python value it holds (for messages: ``1``, not ``np.int64(1)``)."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _split_run_column(frame: pd.DataFrame) -> dict[str, Any]:

@@ -19,15 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ir_incomplete.data.columns import _plain
+
 if TYPE_CHECKING:
     import pandas as pd
 else:
     from ir_incomplete._lazy import pandas as pd
-
-
-def _plain(value):
-    """A numpy scalar as the Python value it holds (messages show ``-1``, not ``np.int64(-1)``)."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 __all__ = ["simulate_labels", "retrieved_documents", "cohen_kappa", "expected_kappa", "judged_kappa", "KAPPA_WEIGHTS"]

@@ -30,17 +30,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from ir_incomplete.data.columns import _plain
+
 if TYPE_CHECKING:
     import pandas as pd
 
     from ir_incomplete.api import MeasureSpec
 else:
     from ir_incomplete._lazy import pandas as pd
-
-
-def _plain(value):
-    """A numpy scalar as the Python value it holds (messages show ``-1``, not ``np.int64(-1)``)."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 __all__ = ["PPIEstimate", "ppi_mean", "ppi_evaluate", "PPI_COLUMNS"]

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ir_incomplete.data import POOLED_UNJUDGED, UNPOOLED, Qrels, read_trec_qrels
+from ir_incomplete.data.columns import _plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -292,11 +293,6 @@ class Predictions:
         ``π_d = Σ_ℓ P(ℓ | d) · P_q(· | ℓ)``."""
         table = self.calibrate(min_count, alpha)[0]
         return np.einsum("nl,nlh->nh", self.dist, table[self.topic])
-
-
-def _plain(value):
-    """A numpy scalar as the Python value it holds (messages read ``3``, not ``np.int64(3)``)."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _check_calibration(min_count, alpha) -> None:

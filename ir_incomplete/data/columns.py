@@ -203,6 +203,11 @@ def _columns(data, spec, kind: str, reader):
     )
 
 
+def _plain(value):
+    """A numpy scalar as the Python value it holds, for messages (``1``, not ``np.int64(1)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _first_complex(values: np.ndarray) -> int | None:
     """Position of the first complex number in an object array of values (``None``: there is none)."""
     return next((i for i, v in enumerate(values.tolist()) if isinstance(v, (complex, np.complexfloating))), None)

@@ -19,10 +19,11 @@ import numpy as np
 import pandas as pd
 
 from ir_incomplete.judging._candidates import _judgment_frame
+from ir_incomplete.labelers import KAPPA_WEIGHTS
+from ir_incomplete.labelers import cohen_kappa as labelled_kappa
 
 __all__ = ["agreement", "cohen_kappa", "krippendorff_alpha", "KAPPA_WEIGHTS", "ALPHA_LEVELS", "LEADERBOARD_STATISTICS"]
 
-KAPPA_WEIGHTS = (None, "linear", "quadratic")
 ALPHA_LEVELS = ("nominal", "ordinal", "interval")
 LEADERBOARD_STATISTICS = ("tau", "tau_ap", "spearman", "rmse")
 
@@ -61,31 +62,20 @@ def confusion(a: Any, b: Any, labels: Sequence[Any] | None = None) -> pd.DataFra
 
 
 def cohen_kappa(a: Any, b: Any, weights: str | None = None, labels: Sequence[Any] | None = None) -> float:
-    """Cohen's κ of two label vectors (Cohen 1960; weighted: Cohen 1968).
+    """Cohen's κ of two label vectors (Cohen 1960; weighted: Cohen 1968): :func:`ir_incomplete.labelers.cohen_kappa`
+    on the sorted labels (the observed ones, or ``labels`` when given; a grade outside ``labels`` is an
+    error here, not an item left out).
 
-    With the confusion matrix O (K × K over the sorted labels) and E = outer(row sums, column sums) / N,
-    κ = 1 − Σ w·O / Σ w·E, where w_ij = [i ≠ j] (``weights=None``), |i − j| (``"linear"``) or (i − j)²
-    (``"quadratic"``), i and j being *positions* in the sorted list of labels (the observed ones, or
-    ``labels`` when given) — scikit-learn's ``cohen_kappa_score`` definition, which it equals. So with
-    grades 0 and 2 only, linear weights see them one step apart; pass ``labels=[0, 1, 2]`` to use the full
-    scale. NaN when Σ w·E = 0 (both judges give one and the same label to everything).
+    κ = 1 − Σ w·O / Σ w·E with O the confusion matrix and E = outer(row sums, column sums) / N, where
+    w_ij = [i ≠ j] (``weights=None``), |i − j| (``"linear"``) or (i − j)² (``"quadratic"``), i and j being
+    *positions* in the sorted list of labels — scikit-learn's ``cohen_kappa_score`` definition, which it
+    equals. So with grades 0 and 2 only, linear weights see them one step apart; pass ``labels=[0, 1, 2]``
+    to use the full scale. NaN when Σ w·E = 0 (both judges give one and the same label to everything).
     """
     if weights not in KAPPA_WEIGHTS:
         raise ValueError(f"weights={weights!r} is not valid; choices: None, linear, quadratic")
-    table = confusion(a, b, labels).to_numpy(dtype=np.float64)
-    k = len(table)
-    expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
-    i, j = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
-    if weights is None:
-        w = (i != j).astype(np.float64)
-    elif weights == "linear":
-        w = np.abs(i - j).astype(np.float64)
-    else:
-        w = ((i - j) ** 2).astype(np.float64)
-    denominator = float(np.sum(w * expected))
-    if denominator == 0:
-        return float("nan")
-    return float(1.0 - np.sum(w * table) / denominator)
+    x, y = _pairs(a, b)
+    return labelled_kappa(x, y, labels=_labels(x, y, labels), weights=weights)
 
 
 def krippendorff_alpha(a: Any, b: Any, level: str = "ordinal", labels: Sequence[Any] | None = None) -> float:
