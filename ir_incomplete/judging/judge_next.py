@@ -100,6 +100,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ir_incomplete.judging._candidates import check_budget
+
 if TYPE_CHECKING:
     import pandas as pd
 else:
@@ -155,12 +157,6 @@ def _target(measure) -> _Target:
     if name == "P" and cutoff is None:
         raise ValueError(f"measure {str(measure)!r} needs a cut-off (P@k); choices: {choices}")
     return _Target(kinds[name], None if cutoff is None else int(cutoff), repr(parsed))
-
-
-def _check_budget(n, what: str = "budget") -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{what}={n!r} is not valid; expected an integer >= 1 (the number of pairs to judge)")
-    return int(n)
 
 
 @dataclass
@@ -408,7 +404,7 @@ class JudgeNext:
 
     def next_batch(self, state: JudgeNextState, n: int) -> pd.DataFrame:
         """At most ``n`` unjudged pairs, largest criterion first: ``query_id, doc_id, priority``."""
-        n = _check_budget(n, "n")
+        n = check_budget(n, "n")
         value = self.criterion(state)
         pool = state.pool
         open_ = np.flatnonzero(np.isnan(state.grade))
@@ -650,7 +646,7 @@ def judge_next(
     between runs (module docstring), descending. Judged queries that no run answers are ignored with
     a ``UserWarning``.
     """
-    budget = _check_budget(budget)
+    budget = check_budget(budget)
     strategy = JudgeNext(measure, predictions=predictions, seed=seed)
     state = strategy.start(runs, qrels)
     return strategy.next_batch(state, budget).rename(columns={"priority": "criterion"})
@@ -692,7 +688,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = _cli_parser().parse_args(argv)
-        _check_budget(args.budget, "--budget")
+        check_budget(args.budget, "--budget")
         for path in args.runs:
             if not os.path.exists(path):
                 raise CliError(f"run file or directory {path!r} does not exist")
