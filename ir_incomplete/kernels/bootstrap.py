@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ir_incomplete.kernels.cells import safe_divide
 from ir_incomplete.kernels.ndcg import inverse_cdf, replicate_chunk
 
 __all__ = [
@@ -57,14 +58,6 @@ BATCH_CELLS = 1 << 20
 
 def _ranks(k: int) -> np.ndarray:
     return np.arange(1, int(k) + 1, dtype=np.float64)
-
-
-def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    numerator = np.asarray(numerator, dtype=np.float64)
-    denominator = np.asarray(denominator, dtype=np.float64)
-    out = np.zeros(np.broadcast(numerator, denominator).shape, dtype=np.float64)
-    np.divide(numerator, denominator, out=out, where=denominator > 0)
-    return out
 
 
 def relevant_count(counts: np.ndarray, rel: int = 1) -> np.ndarray:
@@ -119,7 +112,7 @@ def average_precision(grades: np.ndarray, counts: np.ndarray, rel: int = 1) -> n
     terms = _cumsum_ranks(relevant)
     terms *= _along(1.0 / _ranks(grades.shape[1]))
     terms *= relevant
-    return _safe_divide(_sum_ranks(terms), relevant_count(counts, rel))
+    return safe_divide(_sum_ranks(terms), relevant_count(counts, rel))
 
 
 def precision(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
@@ -174,7 +167,7 @@ def q_measure(grades: np.ndarray, counts: np.ndarray, beta: float = 1.0, limit: 
     total = relevant_count(counts, 1)
     if limit is not None:
         total = np.minimum(total, int(limit))
-    return _safe_divide(_sum_ranks(ratio), total)
+    return safe_divide(_sum_ranks(ratio), total)
 
 
 def dcg(grades: np.ndarray, gains: np.ndarray) -> np.ndarray:
@@ -206,7 +199,7 @@ def ideal_dcg(counts: np.ndarray, cutoff: int | None, gains: np.ndarray) -> np.n
 
 def ndcg(grades: np.ndarray, counts: np.ndarray, gains: np.ndarray, cutoff: int | None) -> np.ndarray:
     """``DCG / IDCG`` (IDCG from ``counts`` cut at ``cutoff``; 0 when IDCG = 0; clipped at 1)."""
-    return np.minimum(_safe_divide(dcg(grades, gains), ideal_dcg(counts, cutoff, gains)), 1.0)
+    return np.minimum(safe_divide(dcg(grades, gains), ideal_dcg(counts, cutoff, gains)), 1.0)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Counting over cells listed row-major, as ``np.nonzero`` gives them: the one place the kernels of every
 family turn such a list into positions within rows and counts of earlier cells of the same row; and the
-condensed lists built with them."""
+condensed lists built with them; and the division by per-row totals that may be 0."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from ir_incomplete.data import PAD
 
-__all__ = ["row_first_cell", "position_in_row", "count_before", "condense"]
+__all__ = ["row_first_cell", "position_in_row", "count_before", "condense", "safe_divide"]
 
 
 def row_first_cell(row: np.ndarray, rows: int) -> np.ndarray:
@@ -42,4 +42,13 @@ def condense(codes: np.ndarray) -> np.ndarray:
     out = np.full((codes.shape[0], width), PAD, dtype=codes.dtype)
     row, col = np.nonzero(kept)
     out[row, position_in_row(row, codes.shape[0]) - 1] = codes[row, col]
+    return out
+
+
+def safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``numerator / denominator`` element-wise (broadcast), 0 where the denominator is 0."""
+    numerator = np.asarray(numerator, dtype=np.float64)
+    denominator = np.asarray(denominator, dtype=np.float64)
+    out = np.zeros(np.broadcast(numerator, denominator).shape, dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator > 0)
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ir_incomplete.data import PAD, POOLED_UNJUDGED
-from ir_incomplete.kernels.cells import condense, position_in_row
+from ir_incomplete.kernels.cells import condense, position_in_row, safe_divide
 
 __all__ = [
     "condense",
@@ -31,15 +31,6 @@ __all__ = [
     "judged_rate",
     "retrieved",
 ]
-
-
-def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """``numerator / denominator`` element-wise, 0 where the denominator is 0."""
-    numerator = np.asarray(numerator, dtype=np.float64)
-    denominator = np.asarray(denominator, dtype=np.float64)
-    out = np.zeros(np.broadcast(numerator, denominator).shape, dtype=np.float64)
-    np.divide(numerator, denominator, out=out, where=denominator > 0)
-    return out
 
 
 def _discount(width: int) -> np.ndarray:
@@ -64,7 +55,7 @@ def average_precision(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int 
     rows = codes.shape[0]
     row, col = _relevant_cells(codes, rel_level)
     sums = np.bincount(row, weights=position_in_row(row, rows) / (col + 1.0), minlength=rows)
-    return _safe_divide(sums, n_relevant)
+    return safe_divide(sums, n_relevant)
 
 
 def grade_gains(levels: int, gains: dict[int, int] | None = None) -> np.ndarray:
@@ -118,7 +109,7 @@ def ndcg(codes: np.ndarray, ideal: np.ndarray, gains: np.ndarray | None = None) 
     grade = codes[row, col]
     gain = grade if gains is None else np.asarray(gains, dtype=np.float64)[grade]
     weights = gain * _discount(codes.shape[1])[col]
-    return _safe_divide(np.bincount(row, weights=weights, minlength=rows), ideal)
+    return safe_divide(np.bincount(row, weights=weights, minlength=rows), ideal)
 
 
 def precision(codes: np.ndarray, cutoff: int, rel_level: int = 1) -> np.ndarray:
@@ -129,7 +120,7 @@ def precision(codes: np.ndarray, cutoff: int, rel_level: int = 1) -> np.ndarray:
 
 def recall(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int = 1) -> np.ndarray:
     """R@k per row: relevant documents in ``codes`` (already cut) / R (R = 0 → 0)."""
-    return _safe_divide((codes >= _level(rel_level)).sum(axis=1), n_relevant)
+    return safe_divide((codes >= _level(rel_level)).sum(axis=1), n_relevant)
 
 
 def reciprocal_rank(codes: np.ndarray, rel_level: int = 1) -> np.ndarray:
@@ -149,14 +140,14 @@ def r_precision(codes: np.ndarray, n_relevant: np.ndarray, rel_level: int = 1) -
     n_relevant = np.asarray(n_relevant)
     row, col = _relevant_cells(codes, rel_level)
     inside = col < n_relevant[row]
-    return _safe_divide(np.bincount(row[inside], minlength=rows), n_relevant)
+    return safe_divide(np.bincount(row[inside], minlength=rows), n_relevant)
 
 
 def judged_rate(codes: np.ndarray) -> np.ndarray:
     """Judged per row: documents present in the qrels (any grade, also negative) among the retrieved
     documents of ``codes`` (already cut), divided by their number (``min(k, retrieved)``; none → 0)."""
     in_qrels = ((codes >= 0) | (codes == POOLED_UNJUDGED)).sum(axis=1)
-    return _safe_divide(in_qrels, (codes != PAD).sum(axis=1))
+    return safe_divide(in_qrels, (codes != PAD).sum(axis=1))
 
 
 def retrieved(codes: np.ndarray, rel_level: int | None = None) -> np.ndarray:
