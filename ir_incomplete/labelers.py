@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ir_incomplete.data.columns import _plain
+from ir_incomplete.data.columns import _ids, _plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,8 +87,8 @@ def _frame(table, what: str, need_grade: bool) -> pd.DataFrame:
             )
         out[choices[0]] = table[found].to_numpy()
     frame = pd.DataFrame(out)
-    frame["query_id"] = frame["query_id"].astype(str)
-    frame["doc_id"] = frame["doc_id"].astype(str)
+    frame["query_id"] = _ids(frame["query_id"], f"{what} query_id")  # as every input's ids: 1.0 is "1"
+    frame["doc_id"] = _ids(frame["doc_id"], f"{what} doc_id")
     return frame
 
 

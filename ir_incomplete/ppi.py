@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ir_incomplete.data.columns import _plain
+from ir_incomplete.data.columns import _ids, _plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -191,8 +191,8 @@ def _prediction_frame(predictions) -> pd.DataFrame:
     out = pd.DataFrame(
         {"query_id": frame[names[0]].to_numpy(), "doc_id": frame[names[1]].to_numpy(), "relevance": frame[names[2]]}
     )
-    out["query_id"] = out["query_id"].astype(str)
-    out["doc_id"] = out["doc_id"].astype(str)
+    out["query_id"] = _ids(out["query_id"], "predictions query_id")  # as every input's ids: 1.0 is "1"
+    out["doc_id"] = _ids(out["doc_id"], "predictions doc_id")
     twice = np.flatnonzero(out.duplicated(["query_id", "doc_id"], keep="first").to_numpy())
     if len(twice):
         i = int(twice[0])

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ir_incomplete.data import POOLED_UNJUDGED, UNPOOLED, Qrels, read_trec_qrels
-from ir_incomplete.data.columns import _plain
+from ir_incomplete.data.columns import _ids, _plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,7 +115,10 @@ def read_predictions(source: Any) -> pd.DataFrame:
         if values.isna().any():
             row = int(np.flatnonzero(values.isna().to_numpy())[0])
             raise PredictionError(f"predictions row {row}: {name} is missing")
-        frame[name] = values.astype(str)
+        try:  # the ids of every other input: numbers as their text, 1.0 as "1", bytes as UTF-8
+            frame[name] = _ids(values, f"predictions {name}")
+        except ValueError as exc:
+            raise PredictionError(str(exc)) from None
     return frame.reset_index(drop=True)
 
 

@@ -225,3 +225,54 @@ def test_duplicate_documents_are_found_in_every_length_class():
     doubled = pd.concat([run, run.iloc[[7]]], ignore_index=True)  # one of a short ranking
     with pytest.raises(ValueError, match=r"lists document 'd7' more than once for query '0'"):
         evaluate(doubled, qrels, ["AP"])
+
+
+# -- ids of predicted grades and second judgment sets: read as every other input's ids -------------------
+PREDICTED = pd.DataFrame(
+    [("1", "a", 1), ("1", "b", 1), ("1", "c", 0), ("1", "x", 2), ("2", "a", 2), ("2", "d", 1), ("2", "y", 0)],
+    columns=["query_id", "doc_id", "relevance"],
+)
+
+
+def _odd_ids(frame, how):
+    if how == "float":  # a query_id column read as numbers: 1.0 names query "1"
+        return frame.assign(query_id=frame["query_id"].astype(float))
+    return frame.assign(doc_id=[d.encode() for d in frame["doc_id"]])  # bytes: UTF-8 text
+
+
+@pytest.mark.parametrize("how", ["float", "bytes"])
+def test_agreement_and_judged_kappa_read_odd_ids_as_every_input(how):
+    from ir_incomplete.judging import agreement
+    from ir_incomplete.labelers import judged_kappa
+
+    expected = agreement(QRELS, PREDICTED)
+    got = agreement(QRELS, _odd_ids(PREDICTED, how))
+    assert got["n_common"] == expected["n_common"] == 5  # every judged pair is predicted
+    assert got["kappa"] == expected["kappa"]
+    assert judged_kappa(_odd_ids(PREDICTED, how), QRELS) == judged_kappa(PREDICTED, QRELS)
+
+
+@pytest.mark.parametrize("how", ["float", "bytes"])
+def test_ppi_and_predicted_priors_read_odd_ids_as_every_input(how):
+    from ir_incomplete import ppi_evaluate
+
+    runs = {"r1": RUN, "r2": RUN.assign(score=RUN["score"][::-1].to_numpy())}
+    qrels = pd.concat([QRELS, pd.DataFrame([("3", "a", 1), ("3", "d", 0)], columns=QRELS.columns)])
+    predicted = pd.concat([PREDICTED, pd.DataFrame([("3", "a", 1), ("3", "d", 1)], columns=QRELS.columns)])
+    expected = ppi_evaluate(runs, qrels, predicted, ["P@2"], labelled_queries=["1", "2"])
+    got = ppi_evaluate(runs, qrels, _odd_ids(predicted, how), ["P@2"], labelled_queries=["1", "2"])
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    measure = ["BootNDCG(prior=predicted,b=50,seed=1)@3"]
+    expected = evaluate(runs, QRELS, measure, predictions=PREDICTED)
+    got = evaluate(runs, QRELS, measure, predictions=_odd_ids(PREDICTED, how))
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+
+
+def test_predicted_ids_that_name_nothing_are_refused():
+    from ir_incomplete.judging import agreement
+
+    odd = PREDICTED.assign(query_id=[1.5, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
+    with pytest.raises(ValueError, match=r"query_id 1.5 \(row 0\) is a float that is not an exact integer"):
+        agreement(QRELS, odd)
+    with pytest.raises(ValueError, match=r"query_id 1.5 \(row 0\) is a float that is not an exact integer"):
+        evaluate(RUN, QRELS, ["BootNDCG(prior=predicted,b=50)@3"], predictions=odd)

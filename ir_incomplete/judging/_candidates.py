@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ir_incomplete.data.columns import _ids
 from ir_incomplete.robustness.degrade import RunPool
 
 __all__ = ["Candidates", "JudgeState", "check_budget", "check_positive_int", "natural_order"]
@@ -198,8 +199,8 @@ def _judgment_frame(judgments: Any, what: str) -> pd.DataFrame:
             )
         return pd.DataFrame(
             {
-                "query_id": frame["query_id"].astype(str).to_numpy(dtype=object),
-                "doc_id": frame["doc_id"].astype(str).to_numpy(dtype=object),
+                "query_id": _ids(frame["query_id"], f"{what} query_id"),  # as every input's ids: 1.0 is "1"
+                "doc_id": _ids(frame["doc_id"], f"{what} doc_id"),
                 "relevance": values.astype(np.int64),
             }
         )
