@@ -250,11 +250,12 @@ def evaluate(
     mean over the queries. Without such measures (and without ``interval``) the columns are exactly
     ``run, query_id, measure, value``.
     """
+    measures = as_measures(measures)  # read once: a generator of measure strings is read here only
     result, bounds = _evaluate_with_intervals(
         runs, qrels, measures, negative, score_precision, topics, chunk_rows, predictions, interval
     )
     if not per_query:
-        result = _aggregate(result, as_measures(measures))
+        result = _aggregate(result, measures)
         if interval is not None:
             keys = list(zip(result["run"], result["measure"], strict=True))
             result["lo"] = [bounds.get(key, (np.nan, np.nan))[0] for key in keys]

@@ -276,3 +276,9 @@ def test_predicted_ids_that_name_nothing_are_refused():
         agreement(QRELS, odd)
     with pytest.raises(ValueError, match=r"query_id 1.5 \(row 0\) is a float that is not an exact integer"):
         evaluate(RUN, QRELS, ["BootNDCG(prior=predicted,b=50)@3"], predictions=odd)
+
+
+def test_measures_given_as_a_one_shot_iterable_are_read_once():
+    expected = evaluate(RUN, QRELS, ["AP", "P@2"], per_query=False)
+    got = evaluate(RUN, QRELS, (m for m in ["AP", "P@2"]), per_query=False)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
