@@ -856,3 +856,25 @@ def test_cli_refuses_a_measure_listed_twice(tmp_path, capsys, collection, twice)
     err = capsys.readouterr().err
     assert "lists a measure twice" in err
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="SIGINT cannot be held back here")
+def test_a_cell_is_saved_and_counted_together_even_when_ctrl_c_lands_inside(tmp_path, monkeypatch):
+    """A SIGINT raised while a cell is written waits until the cell is on disk and counted, so the count
+    that an interrupted study reports equals the cell files on disk."""
+    import os as os_module
+
+    from ir_incomplete.robustness import _cells
+
+    store = _cells.CellStore(tmp_path / "cells", {"study": 1}, resume=False, name="checkpoint")
+    real_replace = os_module.replace
+
+    def replace_then_interrupt(src, dst):
+        real_replace(src, dst)
+        os_module.kill(os_module.getpid(), signal.SIGINT)  # Ctrl-C right after the rename
+
+    monkeypatch.setattr(_cells.os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        store.save((0, 1, None), 7, (np.zeros((2, 3)), np.zeros((2, 3, 4))))
+    assert store.saved == 1
+    assert len(list((tmp_path / "cells").glob("cell-*.npz"))) == 1

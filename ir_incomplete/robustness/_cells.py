@@ -10,9 +10,12 @@ computed again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import signal
+import threading
 import zipfile
 from typing import Any
 
@@ -153,8 +156,22 @@ class CellStore:
                     handle, means=means, per_topic=per_topic, key=_key_array(key), seed=np.array([seed], np.uint64)
                 )
 
-        atomic_write(self.path(key), write)
-        self.saved += 1
+        with _interrupt_deferred():  # Ctrl-C lands before or after: the cell is on disk and counted, or neither
+            atomic_write(self.path(key), write)
+            self.saved += 1
+
+
+@contextlib.contextmanager
+def _interrupt_deferred():
+    """Hold SIGINT back while the block runs (it is delivered, as KeyboardInterrupt, when the block ends),
+    where the platform allows it: in the main thread of a POSIX process."""
+    deferrable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if deferrable else None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _key_array(key: tuple[int, int, int | None]) -> np.ndarray:
