@@ -858,7 +858,6 @@ def test_cli_refuses_a_measure_listed_twice(tmp_path, capsys, collection, twice)
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="SIGINT cannot be held back here")
 def test_a_cell_is_saved_and_counted_together_even_when_ctrl_c_lands_inside(tmp_path, monkeypatch):
     """A SIGINT raised while a cell is written waits until the cell is on disk and counted, so the count
     that an interrupted study reports equals the cell files on disk."""

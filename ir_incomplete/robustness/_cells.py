@@ -163,15 +163,23 @@ class CellStore:
 
 @contextlib.contextmanager
 def _interrupt_deferred():
-    """Hold SIGINT back while the block runs (it is delivered, as KeyboardInterrupt, when the block ends),
-    where the platform allows it: in the main thread of a POSIX process."""
-    deferrable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if deferrable else None
+    """Hold a Ctrl-C back while the block runs and deliver it when the block ends. Python runs signal
+    handlers in the main thread whichever thread the signal reaches, so the handler is swapped there for
+    one that only records the signal (elsewhere the block runs as it is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
     try:
         yield
     finally:
-        if previous is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        signal.signal(signal.SIGINT, previous)
+        if pending:
+            if callable(previous):  # the default one raises KeyboardInterrupt
+                previous(signal.SIGINT, None)
+            elif previous == signal.SIG_DFL:
+                raise KeyboardInterrupt
 
 
 def _key_array(key: tuple[int, int, int | None]) -> np.ndarray:
