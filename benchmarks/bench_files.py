@@ -11,13 +11,16 @@ command on the PATH (it comes with the ``ir_measures`` package), Linux (peak mem
 about 1 GB of disk in the temporary folder (or ``--data-dir``) and 1.5 GB of memory.
 
 Each repeat runs the three commands one after the other (paired, in a rotating order); the times and
-peak resident memory are the medians over the repeats. Every command's infAP must agree with ours to
-the 4 printed decimals before anything is reported.
+peak resident memory are the medians over the repeats. Each command is forked by a small launcher that
+reads its wall time and peak resident memory (``wait4``). ``ir_incomplete``'s bytecode is compiled first,
+as a pip install leaves it (``ir_measures`` and pandas come compiled from their wheels). Every command's
+infAP must agree with ours to the 4 printed decimals before anything is reported.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -25,7 +28,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,20 +94,38 @@ def write_scale_m(folder: Path) -> tuple[Path, Path]:
     return run_path, qrels_path
 
 
+# Runs one command and writes "seconds peak_kib exit_code" to the file argv[1]. The command is forked
+# from this small launcher, not from the benchmark's own process: Linux carries a process's peak
+# resident memory across exec, so a child started straight from a large parent would report the
+# parent's peak as its own.
+_LAUNCHER = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+with open(sys.argv[1], "w") as out:
+    out.write(f"{seconds} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+"""
+
+
 def run_once(command: list[str]) -> tuple[float, float, str]:
-    """Wall time (s), peak resident memory (MiB, the child's own ``ru_maxrss`` from ``wait4``) and standard
-    output of one run of ``command``."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=out, stderr=err, env=_env())
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    """Wall time (s), peak resident memory (MiB, the child's own ``ru_maxrss`` from ``wait4``, Linux) and
+    standard output of one run of ``command``, timed by a small launcher that forks it."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile() as report:
+        launcher = [sys.executable, "-S", "-c", _LAUNCHER, report.name, *command]
+        subprocess.run(launcher, stdout=out, stderr=err, env=_env(), check=False)
+        seconds, peak_kib, code = Path(report.name).read_text().split()
         out.seek(0)
         err.seek(0)
-        if proc.returncode != 0:
-            raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {err.read().decode()[-500:]}")
-        return seconds, usage.ru_maxrss / 1024, out.read().decode()  # ru_maxrss: KiB on Linux
+        if int(code) != 0:
+            raise SystemExit(f"{' '.join(command)} failed ({code}): {err.read().decode()[-500:]}")
+        return float(seconds), float(peak_kib) / 1024, out.read().decode()  # ru_maxrss: KiB on Linux
 
 
 def _env() -> dict[str, str]:
@@ -134,6 +154,9 @@ def main(argv=None) -> int:
         tmp_path = Path(tmp)
         log("building trec_eval 10.0 (make)")
         trec_eval = build_trec_eval(tmp_path)
+        # as a pip install leaves it (and as any second run finds it when bytecode may be written)
+        log("compiling ir_incomplete's bytecode (compileall)")
+        compileall.compile_dir(REPO / "ir_incomplete", quiet=1)
         data = args.data_dir or tmp_path
         data.mkdir(parents=True, exist_ok=True)
         log(f"writing the scale-M files in {data} (not timed)")

@@ -21,7 +21,16 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 
-from ir_incomplete.data.ids import DocIds, arrow_strings, first_null, hash_ids, is_arrow, is_arrow_table, to_objects
+from ir_incomplete.data.ids import (
+    DocIds,
+    _take_objects,
+    arrow_strings,
+    first_null,
+    hash_ids,
+    is_arrow,
+    is_arrow_table,
+    to_objects,
+)
 from ir_incomplete.data.readers import _read_trec_any
 
 _QREL_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("relevance", "label"))
@@ -304,8 +313,8 @@ def _arrow_query_segments(qids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     change = to_objects(pc.not_equal(qids.slice(1), qids.slice(0, n - 1)))
     starts = np.concatenate(([0], np.flatnonzero(change) + 1)).astype(np.int64)
     del change
-    if len(starts) <= max(n // 16, 1):
-        codes, names = pd.factorize(to_objects(qids.take(pa.array(starts))))
+    if len(starts) <= max(n // 16, 1):  # taken chunk by chunk: the column's strings are not copied
+        codes, names = pd.factorize(_take_objects(qids, starts))
         return codes.astype(np.int64), np.asarray(names, dtype=object), starts
     combined = qids.combine_chunks() if isinstance(qids, pa.ChunkedArray) else qids
     encoded = pc.dictionary_encode(combined)
