@@ -669,6 +669,14 @@ def summary(rows: list[Row]) -> list[str]:
                 lines.append(
                     f"{scale} {row.family}: {row.vs_baseline:.2f}× our {BASELINE_FAMILY} time ({target} the 2× target)"
                 )
+    ours = {(row.scale, row.family): row.seconds for row in rows if row.kind == "ours" and row.ratio is None}
+    for (scale, family), seconds in ours.items():
+        if scale == "MU" and ("MR", family) in ours:  # the cost of unsorted input: the same rows, sorted
+            ratio = seconds / ours[("MR", family)]
+            verdict = "met" if ratio <= 1.5 else "MISSED"
+            lines.append(
+                f"MU {family}: unsorted input takes {ratio:.2f}× the sorted input's time (MR; goal ≤ 1.5×: {verdict})"
+            )
     return lines
 
 

@@ -292,3 +292,29 @@ def test_selected_runs_score_as_if_converted_alone():
         prepared.select(["nope"])
     with pytest.raises(ValueError, match="must be distinct"):
         prepared.select(["run1", "run1"])
+
+
+@pytest.mark.parametrize("unsorted_at", ["first query", "last query", "nowhere"])
+@pytest.mark.parametrize("score_precision", ["float32", "float64"])
+def test_large_grouped_runs_are_put_in_trec_order_wherever_a_query_is_unsorted(unsorted_at, score_precision):
+    """150,000 items, each query's rows together: more than the first look at whether rankings are
+    sorted (65,536 items) takes in. One swapped pair in the first or the last query must be sorted;
+    many score ties are broken by document id descending."""
+    rng = np.random.default_rng(11)
+    n_queries, depth = 300, 500
+    query = np.repeat(np.arange(n_queries), depth)
+    docs = np.array([f"d{j:06d}" for j in rng.permutation(n_queries * depth)], dtype=object)
+    scores = rng.integers(0, 40, len(query)).astype(np.float64) + rng.choice([0.0, 1e-9], len(query))
+    cmp = scores.astype(np.float32 if score_precision == "float32" else np.float64)
+    expected = np.lexsort((-np.unique(docs, return_inverse=True)[1], -cmp, query))
+    laid = expected.copy()
+    if unsorted_at != "nowhere":
+        at = 10 if unsorted_at == "first query" else len(laid) - depth + 10
+        while cmp[laid[at]] == cmp[laid[at + 1]]:  # a pair whose scores differ: swapped, it is unsorted
+            at += 1
+        laid[[at, at + 1]] = laid[[at + 1, at]]
+    frame = pd.DataFrame({"query_id": [f"q{q:03d}" for q in query[laid]], "doc_id": docs[laid], "score": scores[laid]})
+    prepared = prepare_runs({"r": frame}, score_precision)
+    assert prepared.lengths.tolist() == [depth] * n_queries
+    assert prepared.doc_ids.to_numpy().tolist() == docs[expected].tolist()
+    np.testing.assert_array_equal(prepared.scores, scores[expected])

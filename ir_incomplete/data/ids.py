@@ -280,9 +280,12 @@ class DocIds:
         return self._objects
 
     def _flat(self) -> np.ndarray | None:
-        """The source position of every id (``None``: the source as stored)."""
+        """The source position of every id (``None``: the source as stored; may be ``index`` itself: read
+        only)."""
         if self.index is None and self.moves is None:
             return None
+        if self.moves is None:
+            return self.index
         return self._resolve(np.arange(len(self), dtype=np.int64))
 
     def moved(self, to: np.ndarray, source: np.ndarray) -> DocIds:

@@ -22,7 +22,7 @@ from ir_incomplete.data.codes import PAD, POOLED_UNJUDGED, UNPOOLED
 from ir_incomplete.data.columns import _hash_ids, _query_segments, _run_columns
 from ir_incomplete.data.ids import DocIds, hash_probe
 from ir_incomplete.data.qrels import Qrels, _stratum_lookup
-from ir_incomplete.data.ranking import _check_score_precision, _grouped_tie_moves, _trec_order
+from ir_incomplete.data.ranking import _check_score_precision, _grouped_order, _grouped_tie_moves, _trec_order
 
 
 @dataclass
@@ -452,8 +452,14 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
     scores = joined(score_parts, np.float64)
     del did_parts, score_parts
     grouped = bool(np.all(seg_rows[1:] > seg_rows[:-1]))  # each query one segment: segment i is row i
-    moves = _grouped_tie_moves(np.cumsum(seg_lens) - seg_lens, scores, dids, score_precision) if grouped else None
-    if moves is None:  # not in ranking order: one sort
+    seg_starts = np.cumsum(seg_lens) - seg_lens
+    moves = _grouped_tie_moves(seg_starts, scores, dids, score_precision) if grouped else None
+    if moves is None and grouped:  # each query's items together, not sorted by score: sorted in place
+        lengths = seg_lens
+        order = _grouped_order(seg_starts, seg_lens, scores, dids, score_precision)
+        dids, scores = dids.permuted(order), scores[order]
+        del order
+    elif moves is None:  # not in ranking order: one sort
         ranking = np.repeat(seg_rows, seg_lens)
         order = _trec_order(ranking, scores, dids, score_precision)
         lengths = np.bincount(ranking, minlength=n_rows).astype(np.int64)  # the same in any order
@@ -536,9 +542,11 @@ def _candidate_rows(low: np.ndarray, row_starts: np.ndarray, lengths: np.ndarray
             matrix = low.reshape(len(lengths), depth)  # low is ours: sorted in place
         else:
             matrix = np.full((len(lengths), depth), _PAD32, dtype=np.int32)
-            row_of_item = np.repeat(np.arange(len(lengths)), lengths)
-            matrix[row_of_item, np.arange(len(low)) - row_starts[row_of_item]] = low
-            del row_of_item
+            # item i of row r goes to flat cell r·depth + (i − start of r)
+            cell = np.repeat(np.arange(len(lengths), dtype=np.int64) * depth - row_starts, lengths)
+            cell += np.arange(len(low), dtype=np.int64)
+            matrix.reshape(-1)[cell] = low
+            del cell
         rows = np.arange(len(lengths))
     else:
         sub = lengths[rows]

@@ -20,6 +20,7 @@ else:
 from ir_incomplete.data.codes import SCORE_PRECISIONS
 
 _FIXED_WIDTH_CHARS = 64  # tie-breaking sorts ids as fixed-width strings when none is longer
+_HEAD_ITEMS = 1 << 16  # items looked at first when checking whether rankings are sorted
 
 
 def _check_score_precision(score_precision) -> None:
@@ -119,6 +120,42 @@ def _stable_key_order(ranking: np.ndarray, key: np.ndarray) -> tuple[np.ndarray,
     return order, packed
 
 
+def _grouped_order(
+    starts: np.ndarray, lengths: np.ndarray, scores: np.ndarray, doc_ids, score_precision: str
+) -> np.ndarray:
+    """:func:`_trec_order` of items already grouped into rankings (ranking ``i``: the ``lengths[i]`` items
+    from ``starts[i]``, rankings in ascending order) but not sorted within them. The same order, in
+    fewer passes over the items: each item's ranking, score key and position in its ranking are packed
+    into one integer from the start, and sorting keeps every ranking where it is, so an item's place in
+    the result is its ranking's start plus its sorted position in it."""
+    n = len(scores)
+    ranking_bits = max(len(lengths) - 1, 1).bit_length()
+    local_bits = max(int(lengths.max()) - 1, 1).bit_length() if n else 1
+    if score_precision != "float32" or n < 2 or ranking_bits + 32 + local_bits > 63:
+        ranking = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+        order = _trec_order(ranking, scores, doc_ids, score_precision)
+        return np.arange(n, dtype=np.int64) if order is None else order
+    packed = _descending_score_keys(scores)
+    packed <<= local_bits
+    packed |= np.repeat(np.arange(len(lengths), dtype=np.int64) << (32 + local_bits), lengths)
+    base = np.repeat(np.asarray(starts, dtype=np.int64), lengths)  # where each item's ranking starts
+    local = np.arange(n, dtype=np.int64)
+    local -= base
+    packed |= local
+    del local
+    packed.sort()
+    order = packed & ((1 << local_bits) - 1)
+    order += base
+    del base
+    packed >>= local_bits  # ranking and score key: equal neighbours tie
+    moves = _tie_moves(np.flatnonzero(packed[1:] == packed[:-1]), doc_ids, order)
+    del packed
+    if moves is not None:
+        to, source = moves
+        order[to] = order[source]
+    return order
+
+
 def _grouped_tie_moves(starts: np.ndarray, scores: np.ndarray, doc_ids, score_precision: str):
     """For items already grouped into rankings (``starts``: where each begins, rankings in ascending
     order), the :func:`_tie_moves` that complete trec_eval's order; ``()`` when none is needed, ``None``
@@ -126,19 +163,33 @@ def _grouped_tie_moves(starts: np.ndarray, scores: np.ndarray, doc_ids, score_pr
     :func:`trec_order` compares them; only the tied neighbours are looked at again."""
     if len(scores) < 2:
         return ()
-    if score_precision == "float32":
-        with np.errstate(over="ignore"):  # beyond float32's range: ±inf, as the sort keys have it
-            scores = scores.astype(np.float32)
-    across = starts[1:] - 1  # neighbour pairs (p, p + 1) that straddle two rankings
-    rising = scores[1:] > scores[:-1]
-    rising[across] = False
-    if bool(rising.any()):
+    head = _HEAD_ITEMS  # the first items first: unsorted input is usually unsorted there already
+    if len(scores) > 2 * head and _rises(starts[starts < head], _compared(scores[:head], score_precision)):
         return None
-    del rising
+    scores = _compared(scores, score_precision)
+    if _rises(starts, scores):
+        return None
+    across = starts[1:] - 1
     equal = scores[1:] == scores[:-1]  # −0.0 equals +0.0, as in trec_eval
     equal[across] = False
     moves = _tie_moves(np.flatnonzero(equal), doc_ids, None)
     return () if moves is None else moves
+
+
+def _compared(scores: np.ndarray, score_precision: str) -> np.ndarray:
+    """Scores as :func:`trec_order` compares them."""
+    if score_precision != "float32":
+        return scores
+    with np.errstate(over="ignore"):  # beyond float32's range: ±inf, as the sort keys have it
+        return scores.astype(np.float32)
+
+
+def _rises(starts: np.ndarray, scores: np.ndarray) -> bool:
+    """Whether some item scores higher than the one before it in the same ranking (``starts``: where
+    each ranking begins)."""
+    rising = scores[1:] > scores[:-1]
+    rising[starts[1:] - 1] = False  # neighbour pairs (p, p + 1) that straddle two rankings
+    return bool(rising.any())
 
 
 def _tie_moves(tied: np.ndarray, doc_ids: np.ndarray, order: np.ndarray | None):
