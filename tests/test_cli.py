@@ -616,3 +616,23 @@ def test_residual_columns_in_jsonl_and_several_runs(capsys, synth):
     code, out, _ = run_cli(capsys, synth["qrels"], synth["run"], synth["run2"], "RBPResidual")
     assert code == 0
     assert [len(line) for line in rows(out)] == [5, 5]  # run, measure, value, residual, upper
+
+
+@pytest.mark.parametrize(("command", "collector_on"), [(["measures"], True), (["QRELS", "RUN", "AP"], False)])
+def test_the_console_entry_keeps_the_collector_on_for_subcommands_and_off_for_one_evaluation(
+    tmp_path, command, collector_on
+):
+    """``console_main`` turns Python's cyclic collector off only for an evaluation (a subcommand may run
+    for hours); the exit code and the output are main()'s."""
+    (tmp_path / "qrels").write_text("q1 0 d1 1\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 1.0 t\n")
+    argv = [str(tmp_path / "qrels") if a == "QRELS" else str(tmp_path / "run") if a == "RUN" else a for a in command]
+    code = (
+        "import gc, sys\nfrom ir_incomplete import cli\nsys.argv = ['ir_incomplete', *sys.argv[1:]]\n"
+        "status = cli.console_main()\nprint('collector', gc.isenabled())\nsys.exit(status)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=_env(), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == f"collector {collector_on}"
+    if not collector_on:
+        assert done.stdout.splitlines()[0] == "AP\t1.0000"
