@@ -456,9 +456,9 @@ def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:
     moves = _grouped_tie_moves(seg_starts, scores, dids, score_precision) if grouped else None
     if moves is None and grouped:  # each query's items together, not sorted by score: sorted in place
         lengths = seg_lens
-        order = _grouped_order(seg_starts, seg_lens, scores, dids, score_precision)
-        dids, scores = dids.permuted(order), scores[order]
-        del order
+        within = _grouped_order(seg_starts, seg_lens, scores, dids, score_precision)
+        dids, scores = dids.permuted(within), scores[within]
+        del within
     elif moves is None:  # not in ranking order: one sort
         ranking = np.repeat(seg_rows, seg_lens)
         order = _trec_order(ranking, scores, dids, score_precision)
