@@ -728,15 +728,32 @@ def console_main() -> int:
     - at the end every object goes to the collector's permanent generation, so its last passes at
       interpreter exit do not walk them all again (about 0.08 s).
 
-    Atexit handlers and ``finally`` blocks still run."""
+    An evaluation also asks numpy for ordinary pages instead of transparent huge pages
+    (:func:`_small_pages`). Atexit handlers and ``finally`` blocks still run."""
     import gc
 
     argv = sys.argv[1:]
     if not (argv and argv[0] in SUBCOMMANDS):
         gc.disable()
+        _small_pages()
     status = main(argv)
     gc.freeze()
     return status
+
+
+def _small_pages() -> None:
+    """Stop numpy from asking Linux for transparent huge pages for its large arrays (what
+    ``NUMPY_MADVISE_HUGEPAGE=0`` does when set before numpy is imported). A short evaluation allocates
+    and frees arrays of tens of MB once each; each huge page is zeroed whole when first touched, and
+    finding free ones may make the kernel compact memory. At scale M from files, on a 2-core virtual
+    machine, 10 alternating runs each way: median 0.90 s with ordinary pages, 1.10 s with huge pages
+    (system time 0.21 s against 0.49 s). Values are not affected."""
+    import numpy as np
+
+    multiarray = getattr(getattr(np, "_core", None), "multiarray", None)
+    set_hugepage = getattr(multiarray, "_set_madvise_hugepage", None)
+    if set_hugepage is not None:
+        set_hugepage(False)
 
 
 if __name__ == "__main__":  # pragma: no cover
