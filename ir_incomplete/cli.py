@@ -729,13 +729,15 @@ def console_main() -> int:
       interpreter exit do not walk them all again (about 0.08 s).
 
     An evaluation also asks numpy for ordinary pages instead of transparent huge pages
-    (:func:`_small_pages`). Atexit handlers and ``finally`` blocks still run."""
+    (:func:`_small_pages`) and keeps freed memory for reuse (:func:`_reuse_freed_memory`).
+    Atexit handlers and ``finally`` blocks still run."""
     import gc
 
     argv = sys.argv[1:]
     if not (argv and argv[0] in SUBCOMMANDS):
         gc.disable()
         _small_pages()
+        _reuse_freed_memory()
     status = main(argv)
     gc.freeze()
     return status
@@ -754,6 +756,25 @@ def _small_pages() -> None:
     set_hugepage = getattr(multiarray, "_set_madvise_hugepage", None)
     if set_hugepage is not None:
         set_hugepage(False)
+
+
+def _reuse_freed_memory() -> None:
+    """With glibc, serve allocations under 32 MiB from the heap and keep freed heap memory
+    (``mallopt``), so that the temporaries of the evaluation's block-by-block loops (about a MiB each)
+    reuse memory instead of each being mapped, zero-filled by the kernel when first touched, and
+    unmapped again: glibc's default maps every allocation over 128 KiB until the first such one is freed,
+    and then returns freed memory at the top of the heap to the kernel. At scale M from files, 10
+    alternating runs each way: median 0.90 s against 0.95 s, system time 0.30 s against 0.31 s, the same
+    peak memory. Elsewhere (no glibc) nothing changes."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError, TypeError):  # not glibc (macOS, Windows)
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's option numbers (malloc.h)
+    mallopt(m_mmap_threshold, 32 << 20)
+    mallopt(m_trim_threshold, 2**31 - 1)
 
 
 if __name__ == "__main__":  # pragma: no cover
