@@ -119,8 +119,12 @@ def test_the_command_reads_each_file_once_and_prints_what_a_read_on_the_spot_giv
     assert not _prefetch_threads()
 
 
+@pytest.mark.parametrize("use_pyarrow", [True, False], ids=["pyarrow", "pandas"])
 @pytest.mark.parametrize("broken", ["qrels", "run"])
-def test_a_malformed_file_read_in_the_background_is_the_same_one_line_error(capsys, files, broken):
+def test_a_malformed_file_read_in_the_background_is_the_same_one_line_error(
+    capsys, monkeypatch, files, broken, use_pyarrow
+):
+    monkeypatch.setattr(readers, "USE_PYARROW", use_pyarrow)
     target = files / ("qrels.txt" if broken == "qrels" else "runs/r2")
     target.write_text(target.read_text() + "q3 only three\n")
     assert cli.main([str(files / "qrels.txt"), str(files / "runs"), "AP"]) == 2
