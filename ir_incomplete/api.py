@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ir_incomplete.data.columns import _plain
+from ir_incomplete.data.readers import run_directory_entries
 
 if TYPE_CHECKING:
     import ir_measures
@@ -108,9 +109,8 @@ def _add_path(out: _Runs, path) -> None:
     """Add a run file, or every run file of a directory (hidden files and sub-directories are skipped; a
     link that leads nowhere, or to something that is not a file, is an error naming it)."""
     if os.path.isdir(path):
-        files = sorted(f for f in os.listdir(path) if not f.startswith("."))
-        for f in files:
-            full = os.path.join(path, f)
+        for full in run_directory_entries(path):
+            f = os.path.basename(full)
             if os.path.isfile(full):
                 out.add(_run_name(f), full, f"file {full!r}")
             elif os.path.islink(full) and not os.path.isdir(full):

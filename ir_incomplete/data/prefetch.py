@@ -16,6 +16,8 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from ir_incomplete.data.readers import run_directory_entries
+
 
 class Prefetch:
     """Run the ``(key, read)`` jobs one after the other in a background thread (``read()`` reads one
@@ -71,19 +73,17 @@ class Prefetch:
 
 
 def regular_files(items: Sequence[str]) -> list[str]:
-    """The regular files among ``items`` and, for a directory, the regular files it holds (non-hidden,
-    in sorted order, as runs are listed): the files the command line will probably read."""
-    files = []
+    """The regular files among ``items`` and, for a directory, the regular files among its
+    :func:`~ir_incomplete.data.readers.run_directory_entries`: the files the command line will probably
+    read."""
+    files: list[str] = []
     for item in items:
         if os.path.isdir(item):
             try:
-                names = sorted(os.listdir(item))
+                entries = run_directory_entries(item)
             except OSError:  # reported when the runs are listed for real
                 continue
-            for name in names:
-                full = os.path.join(item, name)
-                if not name.startswith(".") and os.path.isfile(full):
-                    files.append(full)
+            files.extend(full for full in entries if os.path.isfile(full))
         elif os.path.isfile(item):
             files.append(item)
     return files

@@ -186,6 +186,12 @@ def _arrow_frame(table) -> pd.DataFrame:
     )
 
 
+def run_directory_entries(path) -> list[str]:
+    """The entries of a run directory that stand for runs: every non-hidden name, sorted, as a path
+    (``os.listdir``'s ``OSError`` is the caller's)."""
+    return [os.path.join(path, name) for name in sorted(os.listdir(path)) if not name.startswith(".")]
+
+
 def _sniff(source) -> tuple[int, str | None]:
     """``(fields, separator)`` of the first non-blank line of a TREC file: its number of fields, and the
     one-character separator with which pyarrow reads the file exactly as the whitespace rule does (``" "``
