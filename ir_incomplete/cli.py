@@ -485,32 +485,30 @@ def _evaluate(args) -> list[str]:
     from ir_incomplete.data.prefetch import Prefetch, regular_files
     from ir_incomplete.data.readers import _read_trec_any
 
-    def read_trec_qrels(path):  # a pyarrow Table when pyarrow reads the file: no str object per line
-        return _read_trec_any(path, "qrels")
-
-    def read_trec_run(path):
-        return _read_trec_any(path, "run")
-
     if args.no_summary and not args.by_query:
         raise CliError("--no_summary (-n) only works together with --by_query (-q)")
     if args.places < -1:
         raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
     check_input_file(args.qrels, "qrels")
-    # the files are read in the background while the rest is imported and checked (see Prefetch)
-    jobs = [(("qrels", args.qrels), partial(read_trec_qrels, args.qrels))]
-    jobs += [(("run", p), partial(read_trec_run, p)) for p in regular_files(_leading_paths(args.items))]
-    with Prefetch(jobs) as prefetch:
-        return _evaluate_prefetched(args, prefetch, read_trec_qrels, read_trec_run)
+    # the files are read in the background while the rest is imported and checked (see Prefetch);
+    # _read_trec_any gives a pyarrow Table when pyarrow reads the file: no str object per line
+    files = [(args.qrels, "qrels")] + [(p, "run") for p in regular_files(_leading_paths(args.items))]
+    with Prefetch([(file, partial(_read_trec_any, *file)) for file in files]) as prefetch:
+
+        def reader(kind: str) -> Callable[[str], Any]:  # reads a file of ``kind``, prefetched or not
+            return lambda path: prefetch.take((path, kind), partial(_read_trec_any, path, kind))
+
+        return _evaluate_read(args, reader("qrels"), reader("run"))
 
 
-def _evaluate_prefetched(args, prefetch, read_trec_qrels, read_trec_run) -> list[str]:
+def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
     from ir_incomplete.api import DEFAULT_CHUNK_ROWS, _evaluate_with_intervals, extra_columns
 
     run_files, measures = runs_and_measures(args.items, "QRELS RUN [RUN ...] MEASURE ...")
     if args.output_format == "jsonl" and args.places != DEFAULT_PLACES:
         sys.stderr.write("--places is ignored when using --output_format jsonl\n")
 
-    qrels = _read(lambda path: prefetch.take(("qrels", path), partial(read_trec_qrels, path)), args.qrels, "qrels")
+    qrels = _read(read_trec_qrels, args.qrels, "qrels")
     if len(qrels) == 0:
         raise CliError(f"qrels file {args.qrels!r} holds no judgments: nothing could be evaluated", EXIT_DATA)
     if args.interval is not None and not 0.0 < args.interval < 1.0:
@@ -522,10 +520,7 @@ def _evaluate_prefetched(args, prefetch, read_trec_qrels, read_trec_run) -> list
         if not os.path.isfile(args.predictions):
             raise CliError(f"predictions file {args.predictions!r} does not exist")
         predictions = _read(read_predictions, args.predictions, "predictions")
-    runs = {
-        name: _read(lambda p: prefetch.take(("run", p), partial(read_trec_run, p)), path, "run")
-        for name, path in run_files.items()
-    }
+    runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
     try:
         per_query, bounds = _evaluate_with_intervals(
             runs,
@@ -778,4 +773,4 @@ def _reuse_freed_memory() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(console_main())
