@@ -3,6 +3,7 @@ file read once, the same values and the same errors as a read on the spot, no re
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 
@@ -142,4 +143,24 @@ def test_a_malformed_file_read_in_the_background_is_the_same_one_line_error(
 def test_a_bad_measure_leaves_no_reader_running(capsys, files, counted_reads):
     assert cli.main([str(files / "qrels.txt"), str(files / "runs"), "NoSuchMeasure"]) == 2
     assert "unknown measure 'NoSuchMeasure'" in capsys.readouterr().err
+    assert not _prefetch_threads()
+
+
+def test_a_truncated_gz_run_read_in_the_background_is_a_clear_error(capsys, files):
+    whole = gzip.compress(RUN.encode() * 200)
+    (files / "runs" / "r2").unlink()
+    (files / "runs" / "r2.gz").write_bytes(whole[: len(whole) // 2])
+    assert cli.main([str(files / "qrels.txt"), str(files / "runs"), "AP"]) == 2
+    assert capsys.readouterr().err == (
+        f"ir_incomplete: error: cannot read run file {files / 'runs' / 'r2.gz'}: truncated or corrupt "
+        "(Compressed file ended before the end-of-stream marker was reached)\n"
+    )
+    assert not _prefetch_threads()
+
+
+def test_two_runs_of_one_name_are_refused_while_their_files_are_read_in_the_background(capsys, files):
+    (files / "runs" / "r1.gz").write_bytes(gzip.compress(RUN.encode()))
+    assert cli.main([str(files / "qrels.txt"), str(files / "runs"), "AP"]) == 2
+    err = capsys.readouterr().err
+    assert "two runs are named 'r1'" in err
     assert not _prefetch_threads()
