@@ -105,9 +105,12 @@ class Candidates:
         """``ValueError`` when a run lists a document twice for a query (as :func:`ir_incomplete.evaluate`:
         the repeat would take a rank of its own and push a document out of a depth-k pool)."""
         flat = self.row_run * max(len(self.row_pair), 1) + self.row_pair
-        repeated = pd.Index(flat).duplicated()
-        if repeated.any():
-            row = int(np.flatnonzero(repeated)[0])
+        if len(flat) < 2 or not (np.diff(np.sort(flat)) == 0).any():  # one sort: the usual case costs little
+            return
+        order = np.argsort(flat, kind="stable")
+        again = np.flatnonzero(np.diff(flat[order]) == 0) + 1  # positions in ``order`` of repeats
+        if len(again):
+            row = int(order[again].min())  # the first repeat in row order: run, topic, rank
             raise ValueError(
                 duplicate_message(
                     self.run_names[int(self.row_run[row])], self.doc_ids[doc[row]], self.topic_ids[self.row_topic[row]]
