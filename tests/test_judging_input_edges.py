@@ -120,6 +120,10 @@ def test_judged_pairs_are_found_whatever_the_type_of_their_query_ids():
     )
     assert (candidates.pair_index([1.0], ["d1"]) >= 0).all()
     np.testing.assert_array_equal(candidates.topic_of_query(np.array([2.0, 1.0])), [1, 0])
+    sample = stratified_sample(RUNS, [(1, 3, 1.0)], seed=0)
+    expected = to_prels(sample, QRELS, missing="nonrelevant")
+    as_numbers = sample.assign(query_id=sample["query_id"].astype(float))
+    pd.testing.assert_frame_equal(to_prels(as_numbers, QRELS, missing="nonrelevant"), expected)
 
 
 # ---------------------------------------------------------------------------------------------------

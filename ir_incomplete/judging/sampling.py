@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ir_incomplete.data.columns import _ids
 from ir_incomplete.judging._candidates import Candidates, _judgment_frame, check_positive_int
 
 __all__ = ["stratified_sample", "to_prels", "check_strata", "DEFAULT_STRATA", "MISSING_POLICIES"]
@@ -214,8 +215,8 @@ def to_prels(
         frame["relevance"].to_numpy(dtype=np.int64),
         index=pd.MultiIndex.from_arrays([frame["query_id"], frame["doc_id"]]),
     )
-    qids = sample["query_id"].astype(str).to_numpy(dtype=object)
-    dids = sample["doc_id"].astype(str).to_numpy(dtype=object)
+    qids = _ids(sample["query_id"], "sample query_id")  # as every input's ids: 1.0 is "1"
+    dids = _ids(sample["doc_id"], "sample doc_id")
     sampled = sample["sampled"].to_numpy(dtype=bool)
     found_grades = grades.reindex(pd.MultiIndex.from_arrays([qids, dids])).to_numpy(dtype=np.float64)
     lacking = sampled & np.isnan(found_grades)
