@@ -459,3 +459,19 @@ def test_compare_fdr_bh_equals_statsmodels_and_the_command_line(tmp_path, capsys
     np.testing.assert_allclose(out["p_adjusted"], table["p_adjusted"], rtol=0, atol=1e-12)
     assert main(["compare", q, str(folder / "run0"), str(folder / "run1"), "AP", "--correction", "fdr_bh"]) == 0
     assert "Benjamini–Hochberg" in capsys.readouterr().out
+
+
+def test_cli_ppi_takes_a_tiny_alpha_and_names_alpha_when_it_cannot(tmp_path, capsys):
+    folder = _run_files(tmp_path, {"A": RUNS["A"], "B": RUNS["B"]})
+    human = _qrels_file(tmp_path / "human.txt", QRELS)
+    extra = _qrels([("3", "x", 1), ("4", "d1", 1), ("4", "y", 0)])
+    predicted = _qrels_file(tmp_path / "predicted.txt", pd.concat([QRELS, extra], ignore_index=True))
+    argv = ["ppi", human, predicted, folder, "P@1", "-p", "-1"]
+    assert main([*argv, "--alpha", "1e-17"]) == 0
+    rows = pd.read_csv(io.StringIO(capsys.readouterr().out), sep="\t", dtype={"run": str})
+    expected = ppi_evaluate(
+        {"A": RUNS["A"], "B": RUNS["B"]}, QRELS, pd.concat([QRELS, extra], ignore_index=True), ["P@1"], alpha=1e-17
+    )
+    np.testing.assert_allclose(rows["hi"], expected["hi"], rtol=0, atol=1e-12)
+    assert main([*argv, "--alpha", "5e-324"]) == 2
+    assert "alpha=5e-324 is too small: alpha/2 rounds to 0" in capsys.readouterr().err
