@@ -70,6 +70,21 @@ def _check_alpha(alpha) -> float:
     return float(alpha)
 
 
+def _normal_quantile(alpha: float) -> float:
+    """``z = Φ⁻¹(1 − alpha/2)``. For a small alpha, ``1 − alpha/2`` loses alpha's digits (below alpha ≈
+    2.2e-16 it is 1 and the quantile infinite): from alpha/2 < 1e-8 on, z is taken as ``−Φ⁻¹(alpha/2)``,
+    the same number computed where it is representable; an alpha whose half is 0 is refused naming
+    alpha."""
+    if alpha / 2.0 >= 1e-8:
+        return NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    if alpha / 2.0 > 0.0:
+        return -NormalDist().inv_cdf(alpha / 2.0)
+    raise ValueError(
+        f"alpha={alpha!r} is too small: alpha/2 rounds to 0, so the normal quantile of 1 - alpha/2 is infinite "
+        f"(give alpha >= 1e-300)"
+    )
+
+
 def _as_values(values, what: str) -> np.ndarray:
     arr = np.asarray(values, dtype=np.float64)
     if arr.ndim == 0:
@@ -112,7 +127,8 @@ def ppi_mean(
     one-dimensional mean. Where the predictions are constant over all queries the formula is 0/0
     (``ppi_py`` returns NaN): λ is then 0, and every λ gives the same value and interval there.
     ``z`` is the standard normal quantile (``statistics.NormalDist``; equal to ``scipy.stats.norm.ppf``
-    to 1e-15). The interval is symmetric and not clipped to the measure's range.
+    to 1e-15; for alpha/2 < 1e-8 computed as −Φ⁻¹(alpha/2), so that alpha may be as small as 1e-300).
+    The interval is symmetric and not clipped to the measure's range.
 
     Raises ``ValueError`` for fewer than 2 labelled or no unlabelled queries, mismatched shapes,
     non-finite values, ``alpha`` outside (0, 1) or ``lam`` outside [0, 1].
@@ -152,7 +168,7 @@ def ppi_mean(
     rectifier = y - weight * yhat
     value = imputed.mean(axis=-1) + rectifier.mean(axis=-1)
     se = np.sqrt(imputed.var(axis=-1) / big_n + rectifier.var(axis=-1) / n)
-    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    z = _normal_quantile(alpha)
     return PPIEstimate(value=value, lo=value - z * se, hi=value + z * se, lam=lams)
 
 
@@ -228,7 +244,8 @@ def _labelled(labelled_queries, human_topics: np.ndarray) -> list[str]:
                 f"labelled_queries must be a list of query ids (or None: the queries of the qrels), "
                 f"not {type(labelled_queries).__name__}"
             )
-        labelled = [str(q) for q in labelled_queries]
+        # as every input's ids: 1, 1.0 and "1" name one query
+        labelled = list(_ids(np.array(list(labelled_queries), dtype=object), "labelled_queries"))
         seen: set[str] = set()
         repeated = [q for q in labelled if q in seen or seen.add(q)]  # type: ignore[func-returns-value]
         if repeated:

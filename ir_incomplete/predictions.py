@@ -319,10 +319,10 @@ def calibration(
     """The calibration that ``prior=predicted`` uses, as a table to inspect.
 
     One row per (query, predicted grade ℓ), preceded by the pooled rows (``query_id`` NA): columns
-    ``query_id``, ``predicted`` (ℓ), ``judged`` (n_q(ℓ): judged documents of the query predicted ℓ,
-    expected count with probability columns), ``source`` (``"query"`` when the query's own row is used,
-    ``"pooled"`` when it falls back to the smoothed pooled row), and ``h0 .. hG``: ``P_q(h | ℓ)``, the
-    prior over human grades of an unjudged document predicted ℓ. Definitions in
+    ``query_id``, ``predicted`` (ℓ), ``judged`` (n_q(ℓ): judged documents of the query predicted ℓ, an
+    integer; the expected count, a float, with probability columns), ``source`` (``"query"`` when the
+    query's own row is used, ``"pooled"`` when it falls back to the smoothed pooled row), and ``h0 .. hG``:
+    ``P_q(h | ℓ)``, the prior over human grades of an unjudged document predicted ℓ. Definitions in
     :mod:`ir_incomplete.predictions`.
     """
     judged = Qrels.from_any(qrels, negative=negative)
@@ -330,6 +330,10 @@ def calibration(
     table, mass, pooled, own = pred.calibrate(min_count, alpha)
     levels = pred.n_levels
     counts = pred.confusion()
+    # single predicted grades (one-hot rows): judged documents are counted, shown as integers
+    hard = bool(np.all((pred.dist == 0.0) | (pred.dist == 1.0)))
+    if hard:
+        counts, mass = np.rint(counts).astype(np.int64), np.rint(mass).astype(np.int64)
     frames = [
         pd.DataFrame(
             {

@@ -3,8 +3,8 @@
 :func:`compare` evaluates every run with every measure per topic (:func:`ir_incomplete.evaluate`), tests
 each comparison on the paired per-topic scores with one of the tests of
 :mod:`ir_incomplete.robustness.significance` (:data:`TESTS`: paired t, Wilcoxon signed-rank, paired
-bootstrap, randomised Tukey HSD), corrects the p-values for multiple comparisons per measure (Bonferroni
-or Holm, as ``statsmodels.stats.multitest.multipletests``) and returns a tidy DataFrame.
+bootstrap, randomised Tukey HSD), corrects the p-values for multiple comparisons per measure (Bonferroni,
+Holm or Benjamini–Hochberg, as ``statsmodels.stats.multitest.multipletests``) and returns a tidy DataFrame.
 :func:`format_report` writes that table as a markdown or LaTeX table (runs × measures, the best value per
 measure in bold, significance marks) or as TSV. The ``ir_incomplete compare`` command line
 (:func:`compare_main`) does both.
@@ -44,7 +44,7 @@ __all__ = [
 #: the significance tests (those of :mod:`ir_incomplete.robustness.significance`)
 TESTS = ("t", "wilcoxon", "bootstrap", "randomized_tukey")
 #: multiple-comparison corrections (``None``: none)
-CORRECTIONS = ("bonferroni", "holm")
+CORRECTIONS = ("bonferroni", "holm", "fdr_bh")
 #: output formats of :func:`format_report`
 FORMATS = ("markdown", "latex", "tsv")
 #: the mark of a value significantly different from the baseline's (LaTeX: ``$^{\dagger}$``)
@@ -60,7 +60,12 @@ _TEST_NAMES = {
     "bootstrap": "paired bootstrap test",
     "randomized_tukey": "randomised Tukey HSD test",
 }
-_CORRECTION_NAMES = {None: "no correction", "bonferroni": "Bonferroni correction", "holm": "Holm correction"}
+_CORRECTION_NAMES = {
+    None: "no correction",
+    "bonferroni": "Bonferroni correction",
+    "holm": "Holm correction",
+    "fdr_bh": "Benjamini–Hochberg false discovery rate correction",
+}
 _BASELINE_COLUMNS = (
     "measure",
     "run",
@@ -111,9 +116,12 @@ def _check_digits(digits) -> int:
 def adjust_p_values(p_values: Sequence[float] | np.ndarray, correction: str | None) -> np.ndarray:
     """p-values adjusted for multiple comparisons over one family (all of ``p_values``).
 
-    ``correction``: ``None`` (returned unchanged, as a new array), ``"bonferroni"`` (min(1, m · p)) or
+    ``correction``: ``None`` (returned unchanged, as a new array), ``"bonferroni"`` (min(1, m · p)),
     ``"holm"`` (Holm's step-down: with p₍₁₎ ≤ … ≤ p₍ₘ₎, the adjusted p₍ₖ₎ = min(1, max over j ≤ k of
-    (m − j + 1) · p₍ⱼ₎)), equal to ``statsmodels.stats.multitest.multipletests(p, method=...)[1]``.
+    (m − j + 1) · p₍ⱼ₎)) or ``"fdr_bh"`` (Benjamini & Hochberg 1995, the false discovery rate: the
+    adjusted p₍ₖ₎ = min(1, min over j ≥ k of m · p₍ⱼ₎ / j); "significant" then controls the expected share
+    of false discoveries among the significant comparisons, not the family-wise error), equal to
+    ``statsmodels.stats.multitest.multipletests(p, method=...)[1]``.
     ``m`` counts the p-values that are not NaN; a NaN p-value stays NaN.
     """
     correction = _check_correction(correction)
@@ -127,7 +135,10 @@ def adjust_p_values(p_values: Sequence[float] | np.ndarray, correction: str | No
         adjusted = q * float(m)
     else:
         order = np.argsort(q, kind="stable")
-        stepped = np.maximum.accumulate(q[order] * np.arange(m, 0, -1))
+        if correction == "holm":
+            stepped = np.maximum.accumulate(q[order] * np.arange(m, 0, -1))
+        else:  # fdr_bh: step-up, the running minimum from the largest p-value down
+            stepped = np.minimum.accumulate((q[order] * (m / np.arange(1, m + 1)))[::-1])[::-1]
         adjusted = np.empty(m)
         adjusted[order] = stepped
     p[known] = np.minimum(adjusted, 1.0)
@@ -146,6 +157,24 @@ def _run_names(runs) -> tuple[Any, list[str]]:
         return runs, [str(name) for name in runs.run_names]
     mapping = as_run_mapping(runs)
     return mapping, list(mapping)
+
+
+def _baseline_name(baseline, names: list[str]) -> str:
+    """The run name ``baseline`` stands for: runs are named by the text of their keys (a key ``1`` is the
+    run ``"1"``), so a number names the run of its text, an integral float also that of its integer
+    (``1.0`` as ``"1"``, as query ids); anything else, or no such run, is a ``ValueError`` listing the runs."""
+    value = baseline.item() if isinstance(baseline, np.generic) else baseline
+    texts: list[str] = []
+    if isinstance(value, str):
+        texts = [value]
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        texts = [str(value)]
+        if isinstance(value, float) and value.is_integer():
+            texts.append(str(int(value)))
+    found = next((t for t in texts if t in names), None)
+    if found is None:
+        raise ValueError(f"baseline={baseline!r} is not a run; runs: {', '.join(names)}")
+    return found
 
 
 def _summed(measures) -> set[str]:
@@ -211,7 +240,8 @@ def compare(
         ``B`` resamples) or ``"randomized_tukey"`` (randomised Tukey HSD, ``B`` permutations of the
         scores among *all* runs, also with a baseline).
     correction
-        ``None``, ``"bonferroni"`` or ``"holm"`` (:func:`adjust_p_values`). The family is one measure's
+        ``None``, ``"bonferroni"``, ``"holm"`` or ``"fdr_bh"`` (Benjamini–Hochberg; :func:`adjust_p_values`).
+        The family is one measure's
         comparisons: the runs − 1 comparisons with the baseline, or the runs · (runs − 1) / 2 pairs.
         The randomised Tukey HSD p-values already control the family-wise error over all pairs: a
         correction on top of them is allowed but only makes them more conservative.
@@ -274,8 +304,7 @@ def compare(
     if len(names) < 2:
         raise ValueError(f"compare needs at least 2 runs; got {len(names)}: {', '.join(map(repr, names)) or 'none'}")
     if baseline is not None:
-        if not isinstance(baseline, str) or baseline not in names:
-            raise ValueError(f"baseline={baseline!r} is not a run; runs: {', '.join(names)}")
+        baseline = _baseline_name(baseline, names)
 
     per_query = evaluate(
         runs,
@@ -598,7 +627,8 @@ def _parser():
         "--correction",
         choices=("none",) + CORRECTIONS,
         default="none",
-        help="multiple-comparison correction over each measure's comparisons (default none)",
+        help="multiple-comparison correction over each measure's comparisons: bonferroni, holm, fdr_bh "
+        "(Benjamini-Hochberg false discovery rate) or none (default)",
     )
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--format", choices=FORMATS, default="markdown", help="output format (default markdown)")
@@ -682,7 +712,7 @@ def _compare_text(args) -> str:
 
 def compare_main(argv: Sequence[str]) -> int:
     """``ir_incomplete compare QRELS RUN RUN [RUN ...] MEASURE [MEASURE ...] [--baseline NAME] [--test t]
-    [--correction none|bonferroni|holm] [--alpha 0.05] [--format markdown|latex|tsv]``; returns the exit
+    [--correction none|bonferroni|holm|fdr_bh] [--alpha 0.05] [--format markdown|latex|tsv]``; returns the exit
     code (0 success, 2 usage or data error, 1 output not written), as the other subcommands."""
     from ir_incomplete.cli import run_command
 

@@ -83,13 +83,13 @@ def test_document_every_run_ranks_first_is_not_informative():
     for measure in ("AP", "nDCG@10", "P@2"):
         batch = judge_next(runs, None, measure=measure, budget=4)
         assert list(batch["doc_id"])[-1] == "top", measure
-        assert batch["criterion"].iloc[-1] < batch["criterion"].iloc[0]
+        assert batch["priority"].iloc[-1] < batch["priority"].iloc[0]
 
 
 def test_nDCG_at_k_ignores_documents_below_the_cutoff():
     runs = {"A": _run(["x", "a"]), "B": _run(["y", "b"])}
     batch = judge_next(runs, None, measure="nDCG@1", budget=4)
-    ranked = dict(zip(batch["doc_id"], batch["criterion"], strict=True))
+    ranked = dict(zip(batch["doc_id"], batch["priority"], strict=True))
     assert ranked["a"] == 0.0 and ranked["b"] == 0.0
     assert ranked["x"] > 0.0 and ranked["y"] > 0.0
 
@@ -114,8 +114,8 @@ def test_predictions_move_predicted_relevant_documents_up():
     with_predictions = judge_next(runs, None, budget=4, predictions=predicted)
     assert list(plain["doc_id"])[:2] == ["a", "d"]  # without predictions 'a' (ranked first by two runs) leads
     assert list(with_predictions["doc_id"])[:2] == ["d", "a"]
-    before = dict(zip(plain["doc_id"], plain["criterion"], strict=True))
-    after = dict(zip(with_predictions["doc_id"], with_predictions["criterion"], strict=True))
+    before = dict(zip(plain["doc_id"], plain["priority"], strict=True))
+    after = dict(zip(with_predictions["doc_id"], with_predictions["priority"], strict=True))
     assert after["d"] > before["d"] and after["a"] < before["a"]
 
 
@@ -126,9 +126,9 @@ def test_same_seed_same_output_and_works_from_empty_qrels():
     first = judge_next(runs, empty, budget=25, seed=7)
     again = judge_next(runs, None, budget=25, seed=7)
     pd.testing.assert_frame_equal(first, again)
-    assert list(first.columns) == ["query_id", "doc_id", "criterion"]
+    assert list(first.columns) == ["query_id", "doc_id", "priority"]
     assert len(first) == 25
-    assert first["criterion"].is_monotonic_decreasing
+    assert first["priority"].is_monotonic_decreasing
 
 
 def test_seed_orders_ties():
@@ -238,7 +238,7 @@ def test_cli_writes_header_with_seed_and_the_pairs(tmp_path, capsys):
     assert len(rows) == 6
     expected = judge_next(runs, _qrels([("t0", "d1", 1), ("t1", "d2", 0)]), budget=6, seed=4)
     assert [(q, d) for q, d, _ in rows] == list(zip(expected["query_id"], expected["doc_id"], strict=True))
-    np.testing.assert_allclose([float(c) for *_, c in rows], expected["criterion"], rtol=1e-8)
+    np.testing.assert_allclose([float(c) for *_, c in rows], expected["priority"], rtol=1e-8)
 
 
 @pytest.mark.parametrize(

@@ -259,11 +259,7 @@ class PreparedRuns:
             if len(bad):
                 row = sel[bad[0]]
                 doc = self.duplicate_docs[np.flatnonzero(self.duplicate_rows == row)[0]]
-                raise ValueError(
-                    f"run {self.run_names[self.row_run[row]]!r} lists document {doc!r} more than once for "
-                    f"query {self.row_query[row]!r}; trec_eval refuses such runs (remove the duplicates "
-                    f"first, e.g. run.drop_duplicates(['query_id', 'doc_id']))"
-                )
+                raise ValueError(duplicate_message(self.run_names[self.row_run[row]], doc, self.row_query[row]))
         return sel, row_topic
 
     def _rank_rows(self, qrels: Qrels, sel: np.ndarray, row_topic: np.ndarray) -> RankedLists:
@@ -500,6 +496,15 @@ def rank_runs(runs: Mapping[str, Any], qrels: Qrels, score_precision: str = "flo
     missing columns, non-numeric or non-finite scores and on a document listed twice for one query.
     """
     return prepare_runs(runs, score_precision, topics=qrels.topic_index).rank(qrels)
+
+
+def duplicate_message(run: str, doc: str, query: str) -> str:
+    """The error of a run that lists document ``doc`` more than once for ``query`` (every reader of runs
+    refuses such a run with this message)."""
+    return (
+        f"run {run!r} lists document {doc!r} more than once for query {query!r}; trec_eval refuses such runs "
+        f"(remove the duplicates first, e.g. run.drop_duplicates(['query_id', 'doc_id']))"
+    )
 
 
 def _find_duplicates(hashes, dids, row_starts, lengths) -> tuple[np.ndarray, np.ndarray]:

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ir_incomplete.data.columns import _ids
+from ir_incomplete.data.prepared import duplicate_message
 from ir_incomplete.robustness.degrade import RunPool
 
 __all__ = ["Candidates", "JudgeState", "check_budget", "check_positive_int", "natural_order"]
@@ -90,6 +91,7 @@ class Candidates:
         key = self.row_topic * max(len(self.doc_ids), 1) + doc_text_rank[doc]
         pair_keys, row_pair = np.unique(key, return_inverse=True)
         self.row_pair = row_pair.reshape(-1).astype(np.int64)
+        self._refuse_duplicates(doc)
         self.pair_topic = (pair_keys // max(len(self.doc_ids), 1)).astype(np.int64)
         pair_doc = np.empty(len(pair_keys), dtype=np.int64)
         pair_doc[self.row_pair] = doc
@@ -98,6 +100,22 @@ class Candidates:
         self.seg_len = np.bincount(seg, minlength=n_runs * n_topics).reshape(n_runs, n_topics).astype(np.int64)
         self.seg_start = (np.cumsum(self.seg_len.ravel()) - self.seg_len.ravel()).reshape(n_runs, n_topics)
         self._pair_index: pd.Index | None = None
+
+    def _refuse_duplicates(self, doc: np.ndarray) -> None:
+        """``ValueError`` when a run lists a document twice for a query (as :func:`ir_incomplete.evaluate`:
+        the repeat would take a rank of its own and push a document out of a depth-k pool)."""
+        flat = self.row_run * max(len(self.row_pair), 1) + self.row_pair
+        if len(flat) < 2 or not (np.diff(np.sort(flat)) == 0).any():  # one sort: the usual case costs little
+            return
+        order = np.argsort(flat, kind="stable")
+        again = np.flatnonzero(np.diff(flat[order]) == 0) + 1  # positions in ``order`` of repeats
+        if len(again):
+            row = int(order[again].min())  # the first repeat in row order: run, topic, rank
+            raise ValueError(
+                duplicate_message(
+                    self.run_names[int(self.row_run[row])], self.doc_ids[doc[row]], self.topic_ids[self.row_topic[row]]
+                )
+            )
 
     # -- sizes -------------------------------------------------------------------------------------------
     @property
@@ -144,8 +162,8 @@ class Candidates:
             self._pair_index = pd.MultiIndex.from_arrays(
                 [self.topic_ids[self.pair_topic].astype(str), self.doc_ids[self.pair_doc].astype(str)]
             )
-        q = np.asarray(query_ids, dtype=object).astype(str)
-        d = np.asarray(doc_ids, dtype=object).astype(str)
+        q = _ids(np.asarray(query_ids, dtype=object), "query_id")  # as every input's ids: 1.0 is "1"
+        d = _ids(np.asarray(doc_ids, dtype=object), "doc_id")
         if len(q) == 0:
             return np.zeros(0, dtype=np.int64)
         return np.asarray(self._pair_index.get_indexer(pd.MultiIndex.from_arrays([q, d])), dtype=np.int64)
@@ -166,49 +184,24 @@ class Candidates:
     def topic_of_query(self, query_ids: np.ndarray) -> np.ndarray:
         """Topic numbers of query ids (``-1`` for queries no run answers)."""
         index = pd.Index(self.topic_ids.astype(str))
-        return np.asarray(index.get_indexer(np.asarray(query_ids, dtype=object).astype(str)), dtype=np.int64)
+        return np.asarray(index.get_indexer(_ids(np.asarray(query_ids, dtype=object), "query_id")), dtype=np.int64)
 
 
 def _judgment_frame(judgments: Any, what: str) -> pd.DataFrame:
-    """``query_id/doc_id/relevance`` of any qrels form (negative grades kept as they are)."""
+    """``query_id/doc_id/relevance`` of any qrels form, read as :func:`ir_incomplete.evaluate` reads qrels
+    (:meth:`ir_incomplete.data.Qrels.from_any`): ids become text (``1``, ``1.0`` and ``"1"`` are one
+    query), a (query, document) judged twice is refused, grades are integers; negative grades (pooled but
+    unjudged) become −1. Errors name ``what``."""
     from ir_incomplete.data import Qrels
 
-    if isinstance(judgments, pd.DataFrame) and {"query_id", "doc_id", "relevance"} <= set(judgments.columns):
-        frame = judgments[["query_id", "doc_id", "relevance"]]
-        rel = frame["relevance"]
-        if not pd.api.types.is_numeric_dtype(rel) or rel.isna().any():
-            bad = rel[pd.to_numeric(rel, errors="coerce").isna()]
-            row = bad.index[0] if len(bad) else rel.index[0]
-            raise ValueError(
-                f"{what}: relevance must be an integer grade; row {row!r} has {rel.loc[row]!r} "
-                f"(query {frame['query_id'].loc[row]!r}, document {frame['doc_id'].loc[row]!r})"
-            )
-        values = rel.to_numpy(dtype=np.float64)
-        fractional = np.flatnonzero(values != np.round(values))
-        if len(fractional):
-            i = fractional[0]
-            raise ValueError(
-                f"{what}: relevance must be an integer grade; query {frame['query_id'].iloc[i]!r}, "
-                f"document {frame['doc_id'].iloc[i]!r} has {values[i]!r}"
-            )
-        dup = frame.duplicated(["query_id", "doc_id"]).to_numpy()
-        if dup.any():
-            i = int(np.flatnonzero(dup)[0])
-            raise ValueError(
-                f"{what} judge document {frame['doc_id'].iloc[i]!r} twice for query {frame['query_id'].iloc[i]!r}"
-            )
-        return pd.DataFrame(
-            {
-                "query_id": _ids(frame["query_id"], f"{what} query_id"),  # as every input's ids: 1.0 is "1"
-                "doc_id": _ids(frame["doc_id"], f"{what} doc_id"),
-                "relevance": values.astype(np.int64),
-            }
-        )
-    frame = Qrels.from_any(judgments).to_frame()
+    try:
+        frame = Qrels.from_any(judgments).to_frame()
+    except (ValueError, TypeError) as exc:
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(f"{what}: {exc}") from None
     return pd.DataFrame(
         {
-            "query_id": frame["query_id"].astype(str).to_numpy(dtype=object),
-            "doc_id": frame["doc_id"].astype(str).to_numpy(dtype=object),
+            "query_id": frame["query_id"].to_numpy(dtype=object),
+            "doc_id": frame["doc_id"].to_numpy(dtype=object),
             "relevance": frame["relevance"].to_numpy(dtype=np.int64),
         }
     )

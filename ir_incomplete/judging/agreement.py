@@ -127,6 +127,8 @@ def agreement(
     """Agreement of two judgment sets on the (query, document) pairs both judge.
 
     Judgments are entries with a grade ≥ 0 (negative grades are "pooled but unjudged", not judgments).
+    Both sets are read as :func:`ir_incomplete.evaluate` reads qrels: ids are text (``1``, ``1.0`` and
+    ``"1"`` name one query) and a set that judges a (query, document) pair twice is refused.
     On the common pairs: ``kappa``, ``kappa_linear``, ``kappa_quadratic`` (:func:`cohen_kappa`),
     ``alpha_ordinal``, ``alpha_interval`` (:func:`krippendorff_alpha`), ``n_common``, ``only_a`` and
     ``only_b`` (pairs judged by one set only), ``accuracy`` (share of identical grades) and
@@ -139,8 +141,9 @@ def agreement(
     leaderboards (per-run means; A is the reference) are compared:
     ``tau[m]`` (Kendall τ-b), ``tau_ap[m]``, ``spearman[m]`` and ``rmse[m]`` for each measure m.
 
-    Returns a ``pandas.Series`` of floats; ``attrs["confusion"]`` holds the confusion matrix (rows: A's
-    grades, columns: B's) and, with runs, ``attrs["leaderboards"]`` the per-run scores
+    Returns a ``pandas.Series`` (object dtype: the statistics are floats, the counts ``n_common``,
+    ``only_a``, ``only_b`` and ``n_queries`` integers, shown as such); ``attrs["confusion"]`` holds the
+    confusion matrix (rows: A's grades, columns: B's) and, with runs, ``attrs["leaderboards"]`` the per-run scores
     (``run, measure, a, b``). No common pair is a ``ValueError``.
     """
     a = _judgment_frame(qrels_a, "qrels_a")
@@ -158,17 +161,17 @@ def agreement(
     ga = both["relevance_a"].to_numpy(dtype=np.int64)
     gb = both["relevance_b"].to_numpy(dtype=np.int64)
     table = confusion(ga, gb, labels)
-    out: dict[str, float] = {
+    out: dict[str, float | int] = {
         "kappa": cohen_kappa(ga, gb, None, labels),
         "kappa_linear": cohen_kappa(ga, gb, "linear", labels),
         "kappa_quadratic": cohen_kappa(ga, gb, "quadratic", labels),
         "alpha_ordinal": krippendorff_alpha(ga, gb, "ordinal", labels),
         "alpha_interval": krippendorff_alpha(ga, gb, "interval", labels),
         "accuracy": float(np.mean(ga == gb)),
-        "n_common": float(len(both)),
-        "only_a": float((merged["_merge"] == "left_only").sum()),
-        "only_b": float((merged["_merge"] == "right_only").sum()),
-        "n_queries": float(both["query_id"].nunique()),
+        "n_common": int(len(both)),
+        "only_a": int((merged["_merge"] == "left_only").sum()),
+        "only_b": int((merged["_merge"] == "right_only").sum()),
+        "n_queries": int(both["query_id"].nunique()),
     }
     attrs: dict[str, Any] = {"confusion": table}
     if runs is not None:
@@ -177,7 +180,7 @@ def agreement(
         attrs["leaderboards"] = boards
     elif measures is not None:
         raise ValueError("measures are used to compare leaderboards: give runs=... too")
-    series = pd.Series(out, dtype=np.float64)
+    series = pd.Series(out, dtype=object)  # counts stay integers (7878, not 7878.0)
     series.attrs.update(attrs)
     return series
 

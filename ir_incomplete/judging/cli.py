@@ -12,7 +12,8 @@ so that the file says how to reproduce it; ``--no-header`` leaves it out. Format
 :func:`ir_incomplete.read_trec_qrels` once the comment line is removed, e.g. ``grep -v '^#'``, or written
 with ``--no-header``); for ``--method stratified`` ``sample`` (``query_id doc_id stratum rank sampled``,
 default, the input of :func:`ir_incomplete.judging.to_prels`) or ``pairs`` (the sampled documents only:
-what to judge). :func:`ir_incomplete.judging.read_pool` reads every pool format and skips comments.
+what to judge). :func:`ir_incomplete.judging.read_pool` reads every pool format back and skips comments
+(``to_prels(read_pool("sample.txt"), judgments)`` makes the prels of a sample file).
 
 Agreement of two judgment sets (``statistic<TAB>value`` lines, then the confusion matrix as comments)::
 
@@ -26,9 +27,20 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import warnings
 from collections.abc import Sequence
 
-from ir_incomplete.cli import _INPUT_ERRORS, EXIT_USAGE, CliError, _as_cli_error, _Parser, _report, _version, _write
+from ir_incomplete.cli import (
+    _INPUT_ERRORS,
+    EXIT_USAGE,
+    CliError,
+    _as_cli_error,
+    _Exit,
+    _Parser,
+    _report,
+    _version,
+    _write,
+)
 
 __all__ = ["pool_main", "agreement_main", "parse_strata", "header_line"]
 
@@ -114,6 +126,8 @@ def pool_main(argv: Sequence[str]) -> int:
     try:
         args = _pool_parser().parse_args(list(argv))
         lines = _pool_lines(args, list(argv))
+    except _Exit as done:  # --help, --version: printed, nothing else to do
+        return done.status
     except CliError as error:
         return _report(error)
     except _INPUT_ERRORS as exc:
@@ -150,7 +164,7 @@ def _qrels(path: str):
 
 
 def _pool_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
-    from ir_incomplete.judging.pools import pool
+    from ir_incomplete.judging.pools import pool, pool_lines
     from ir_incomplete.judging.sampling import stratified_sample
 
     method = args.method
@@ -165,6 +179,8 @@ def _pool_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
     else:
         if args.strata is None or args.seed is None:
             raise CliError("--method stratified needs --strata (e.g. 1-10:1,11-100:0.2) and --seed", EXIT_USAGE)
+        if args.seed < 0:
+            raise CliError(f"--seed {args.seed} is not valid; expected an integer >= 0", EXIT_USAGE)
         fmt = args.format or "sample"
         if fmt == "qrels":
             raise CliError("--format qrels is not for --method stratified; choose sample or pairs", EXIT_USAGE)
@@ -173,23 +189,21 @@ def _pool_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
     runs = _runs(args.runs)
     header = [] if args.no_header else [header_line("pool", argv, seed=args.seed if args.seed is not None else "none")]
     if method == "stratified":
-        sample = stratified_sample(
-            runs,
-            parse_strata(args.strata),
-            seed=args.seed,
-            pool_runs=args.pool_runs,
-            min_sampled=args.min_sampled,
-            score_precision=args.score_precision,
-        )
-        if fmt == "pairs":
-            chosen = sample[sample["sampled"]]
-            return header + [f"{q} {d}" for q, d in zip(chosen["query_id"], chosen["doc_id"], strict=True)]
-        return header + [
-            f"{q} {d} {s} {r} {int(x)}"
-            for q, d, s, r, x in zip(
-                sample["query_id"], sample["doc_id"], sample["stratum"], sample["rank"], sample["sampled"], strict=True
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            sample = stratified_sample(
+                runs,
+                parse_strata(args.strata),
+                seed=args.seed,
+                pool_runs=args.pool_runs,
+                min_sampled=args.min_sampled,
+                score_precision=args.score_precision,
             )
-        ]
+        for caught in warned:
+            sys.stderr.write(f"{PROG} pool: warning: {' '.join(str(caught.message).split())}\n")
+        if fmt == "pairs":
+            return header + pool_lines(sample[sample["sampled"]], "pairs")
+        return header + pool_lines(sample, "sample")
     qrels = _qrels(args.qrels) if args.qrels is not None else None
     frame = pool(
         runs,
@@ -204,11 +218,7 @@ def _pool_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
         qrels=qrels,
         score_precision=args.score_precision,
     )
-    if fmt == "pairs":
-        body = [f"{q} {d}" for q, d in zip(frame["query_id"], frame["doc_id"], strict=True)]
-    else:
-        body = [f"{q} 0 {d} -1" for q, d in zip(frame["query_id"], frame["doc_id"], strict=True)]
-    return header + body
+    return header + pool_lines(frame, fmt)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -226,7 +236,7 @@ def _agreement_parser() -> _Parser:
     p.add_argument("--runs", nargs="+", default=None, metavar="RUN", help="run files and/or directories")
     p.add_argument("--measures", nargs="+", default=None, metavar="MEASURE", help="leaderboard measures (nDCG@10 AP)")
     p.add_argument("--labels", default=None, help="the grade scale, e.g. 0,1,2 (default: grades observed)")
-    p.add_argument("-p", "--places", type=int, default=4, help="decimal places (default 4)")
+    p.add_argument("-p", "--places", type=int, default=4, help="decimal places (default 4; -1: full precision)")
     p.add_argument("--no-header", action="store_true", help="leave out the first comment line")
     return p
 
@@ -236,6 +246,8 @@ def agreement_main(argv: Sequence[str]) -> int:
     try:
         args = _agreement_parser().parse_args(list(argv))
         lines = _agreement_lines(args, list(argv))
+    except _Exit as done:  # --help: printed, nothing else to do
+        return done.status
     except CliError as error:
         return _report(error)
     except _INPUT_ERRORS as exc:
@@ -247,8 +259,8 @@ def _agreement_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
     from ir_incomplete.cli import split_measure_args
     from ir_incomplete.judging.agreement import agreement
 
-    if args.places < 0:
-        raise CliError(f"--places {args.places} is not valid; expected an integer >= 0")
+    if args.places < -1:
+        raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
     labels = None
     if args.labels is not None:
         try:
@@ -262,9 +274,9 @@ def _agreement_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
     measures = split_measure_args(args.measures) if args.measures is not None else None
     result = agreement(a, b, runs=runs, measures=measures, labels=labels)
     lines = [] if args.no_header else [header_line("agreement", argv)]
+    spec = "" if args.places == -1 else f".{args.places}f"  # -1: full precision, as the evaluation command
     for key, value in result.items():
-        is_count = key in ("n_common", "only_a", "only_b", "n_queries")
-        lines.append(f"{key}\t{int(value)}" if is_count else f"{key}\t{value:.{args.places}f}")
+        lines.append(f"{key}\t{value}" if isinstance(value, int) else f"{key}\t{format(float(value), spec)}")
     table = result.attrs["confusion"]
     lines.append("# confusion matrix (rows: grades of A, columns: grades of B)")
     lines.append("# a\\b\t" + "\t".join(str(c) for c in table.columns))

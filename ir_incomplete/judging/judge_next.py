@@ -205,16 +205,15 @@ class _Pool:
 def _build_pool(runs: Any) -> _Pool:
     from ir_incomplete.api import as_run_mapping
     from ir_incomplete.data import PreparedRuns, prepare_runs
+    from ir_incomplete.data.prepared import duplicate_message
 
     prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(as_run_mapping(runs))
     if prepared.n_rows == 0 or len(prepared.doc_ids) == 0:
         raise ValueError("the runs retrieve no documents: there is nothing to judge")
     if len(prepared.duplicate_rows):
         row = int(prepared.duplicate_rows[0])
-        raise ValueError(
-            f"run {prepared.run_names[int(prepared.row_run[row])]!r} lists document "
-            f"{prepared.duplicate_docs[0]!r} twice for query {prepared.row_query[row]!r}"
-        )
+        run = prepared.run_names[int(prepared.row_run[row])]
+        raise ValueError(duplicate_message(run, prepared.duplicate_docs[0], prepared.row_query[row]))
     lengths = prepared.lengths.astype(np.int64)
     row_query = np.array([str(q) for q in prepared.row_query], dtype=object)
     topic_ids = np.array(sorted(set(row_query.tolist())), dtype=object)
@@ -276,6 +275,26 @@ def _judgment_columns(frame, what: str) -> tuple[np.ndarray, np.ndarray, np.ndar
     dids = np.array([str(d) for d in table["doc_id"]], dtype=object)
     grades = table["relevance"].to_numpy().astype(np.int64)
     return qids, dids, grades
+
+
+def _check_scale(qids: np.ndarray, dids: np.ndarray, grades: np.ndarray, qrels: Any) -> None:
+    """Refuse predicted grades outside the qrels' scale ``0..G`` (G: the qrels' highest grade; any grade
+    ≥ 0 when there are no judgments yet), as :func:`ir_incomplete.evaluate` refuses them."""
+    top = None
+    if qrels is not None and not (isinstance(qrels, pd.DataFrame) and qrels.empty):
+        judged = _judgment_columns(qrels, "qrels")[2]
+        judged = judged[judged >= 0]
+        top = int(judged.max()) if len(judged) else None
+    bad = np.flatnonzero((grades < 0) | (grades > top if top is not None else False))
+    if len(bad) == 0:
+        return
+    i = int(bad[0])
+    scale = f"the qrels' grades are 0..{top}" if top is not None else "predicted grades are integers >= 0"
+    grade = f"{int(grades[i])}" if grades[i] >= 0 else "a negative grade (pooled but unjudged)"
+    raise ValueError(
+        f"predictions: predicted grade {grade} of document {dids[i]!r}, query {qids[i]!r} is outside the qrels' "
+        f"scale: {scale} ({len(bad)} such prediction(s)); give predictions on the qrels' scale"
+    )
 
 
 @dataclass
@@ -352,6 +371,8 @@ class JudgeNext:
         self.predictions = predictions
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"seed must be an integer, not {seed!r}")
+        if seed < 0:
+            raise ValueError(f"seed={seed!r} is not valid; expected an integer >= 0")
         self.seed = int(seed)
 
     def __repr__(self) -> str:
@@ -368,6 +389,7 @@ class JudgeNext:
         )
         if self.predictions is not None:
             qids, dids, grades = _judgment_columns(self.predictions, "predictions")
+            _check_scale(qids, dids, grades, qrels)
             cand = pool.lookup(qids, dids)
             found = (cand >= 0) & (grades >= 0)
             state.predicted[cand[found]] = grades[found]
@@ -642,14 +664,16 @@ def judge_next(
 
     Returns
     -------
-    DataFrame ``query_id, doc_id, criterion``: the MTC-style expected change of the measure differences
-    between runs (module docstring), descending. Judged queries that no run answers are ignored with
-    a ``UserWarning``.
+    DataFrame ``query_id, doc_id, priority``: the criterion, the MTC-style expected change of the
+    measure differences between runs (module docstring), descending; the same table as
+    :meth:`JudgeNext.next_batch` (``priority`` is the score column of every judging strategy). Judged
+    queries that no run answers are ignored with a ``UserWarning``. Predicted grades outside the qrels'
+    scale (0 to the qrels' highest grade; any grade ≥ 0 without judgments) are a ``ValueError``.
     """
     budget = check_budget(budget)
     strategy = JudgeNext(measure, predictions=predictions, seed=seed)
     state = strategy.start(runs, qrels)
-    return strategy.next_batch(state, budget).rename(columns={"priority": "criterion"})
+    return strategy.next_batch(state, budget)
 
 
 def _cli_parser():
@@ -660,7 +684,7 @@ def _cli_parser():
     parser = _Parser(
         prog="ir_incomplete judge-next",
         description="Print the unjudged (query, document) pairs to judge next, most useful first, as "
-        "'query_id<TAB>doc_id<TAB>criterion' lines after a '#' header line that records the arguments "
+        "'query_id<TAB>doc_id<TAB>priority' lines after a '#' header line that records the arguments "
         "and the seed. Criterion: the expected change of the measure differences between runs "
         "(Carterette, Allan & Sitaraman, SIGIR 2006), see ir_incomplete.judging.judge_next.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -676,7 +700,7 @@ def _cli_parser():
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``ir_incomplete judge-next --runs DIR --budget 500 [--qrels Q] [--measure AP] [--seed S]
-    [--predictions P]``: the pairs to judge next as ``query_id<TAB>doc_id<TAB>criterion`` lines after a
+    [--predictions P]``: the pairs to judge next as ``query_id<TAB>doc_id<TAB>priority`` lines after a
     ``#`` header recording the arguments and the seed; returns the exit code (0 ok, 2 bad input)."""
     import os
     import sys
@@ -689,6 +713,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _cli_parser().parse_args(argv)
         check_budget(args.budget, "--budget")
+        if args.seed < 0:
+            raise CliError(f"--seed {args.seed} is not valid; expected an integer >= 0")
         for path in args.runs:
             if not os.path.exists(path):
                 raise CliError(f"run file or directory {path!r} does not exist")
@@ -715,6 +741,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"seed={args.seed} qrels={args.qrels or '-'} predictions={args.predictions or '-'} "
         f"runs={' '.join(args.runs)}"
     )
-    columns = (batch["query_id"].tolist(), batch["doc_id"].tolist(), batch["criterion"].tolist())
+    columns = (batch["query_id"].tolist(), batch["doc_id"].tolist(), batch["priority"].tolist())
     lines = [header] + [f"{q}\t{d}\t{c:.9g}" for q, d, c in zip(*columns, strict=True)]
     return _write(lines)

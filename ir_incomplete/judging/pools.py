@@ -50,6 +50,8 @@ __all__ = [
     "make_strategy",
     "write_pool",
     "read_pool",
+    "pool_lines",
+    "POOL_FORMATS",
 ]
 
 #: methods of :func:`pool` (static pools)
@@ -608,38 +610,69 @@ def pool(
 # ---------------------------------------------------------------------------------------------------
 # pool files
 # ---------------------------------------------------------------------------------------------------
-POOL_FORMATS = ("pairs", "qrels")
+POOL_FORMATS = ("pairs", "qrels", "sample")
+#: the columns of a ``sample`` pool file (a :func:`~ir_incomplete.judging.stratified_sample`), in order
+SAMPLE_COLUMNS = ("query_id", "doc_id", "stratum", "rank", "sampled")
 
 
-def write_pool(frame: pd.DataFrame, handle: Any, fmt: str = "pairs", header: str | None = None) -> None:
-    """Write a pool (``query_id/doc_id``) to an open text handle: ``pairs`` = ``query_id doc_id`` per line;
-    ``qrels`` = ``query_id 0 doc_id -1`` (pooled but unjudged, a qrels file that
-    :func:`ir_incomplete.read_trec_qrels` reads). ``header``: a first line starting with ``#``."""
+def pool_lines(frame: pd.DataFrame, fmt: str = "pairs") -> list[str]:
+    """The lines (without newlines) of a pool file: ``pairs`` = ``query_id doc_id``; ``qrels`` =
+    ``query_id 0 doc_id -1``; ``sample`` = ``query_id doc_id stratum rank sampled`` (a
+    :func:`~ir_incomplete.judging.stratified_sample`, ``sampled`` as 1 or 0)."""
     if fmt not in POOL_FORMATS:
         raise ValueError(f"format {fmt!r} is not valid; choices: {', '.join(POOL_FORMATS)}")
-    if header is not None:
-        handle.write(header if header.endswith("\n") else header + "\n")
     q = frame["query_id"].astype(str).to_numpy()
     d = frame["doc_id"].astype(str).to_numpy()
     if fmt == "pairs":
-        lines = [f"{a} {b}\n" for a, b in zip(q, d, strict=True)]
-    else:
-        lines = [f"{a} 0 {b} -1\n" for a, b in zip(q, d, strict=True)]
-    handle.writelines(lines)
+        return [f"{a} {b}" for a, b in zip(q, d, strict=True)]
+    if fmt == "qrels":
+        return [f"{a} 0 {b} -1" for a, b in zip(q, d, strict=True)]
+    missing = [c for c in SAMPLE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"format 'sample' writes a stratified_sample() table; this one has no column {missing[0]!r} "
+            f"(found {list(map(str, frame.columns))})"
+        )
+    stratum = frame["stratum"].to_numpy(dtype=np.int64)
+    rank = frame["rank"].to_numpy(dtype=np.int64)
+    sampled = frame["sampled"].to_numpy(dtype=bool).astype(np.int64)
+    return [f"{a} {b} {c} {r} {x}" for a, b, c, r, x in zip(q, d, stratum, rank, sampled, strict=True)]
+
+
+def write_pool(frame: pd.DataFrame, handle: Any, fmt: str = "pairs", header: str | None = None) -> None:
+    """Write a pool to an open text handle, one line per pair (:func:`pool_lines`): ``pairs`` =
+    ``query_id doc_id``; ``qrels`` = ``query_id 0 doc_id -1`` (pooled but unjudged, a qrels file that
+    :func:`ir_incomplete.read_trec_qrels` reads); ``sample`` = ``query_id doc_id stratum rank sampled``
+    (a :func:`~ir_incomplete.judging.stratified_sample`). ``header``: a first line starting with ``#``.
+    :func:`read_pool` reads every format back."""
+    lines = pool_lines(frame, fmt)
+    if header is not None:
+        handle.write(header if header.endswith("\n") else header + "\n")
+    handle.writelines(line + "\n" for line in lines)
 
 
 def read_pool(source: Any) -> pd.DataFrame:
-    """Read a pool file written by :func:`write_pool` or ``ir_incomplete pool`` (``query_id doc_id`` or
-    ``query_id 0 doc_id -1`` lines; lines starting with ``#`` are comments) into ``query_id/doc_id``."""
-    import io
+    """Read a pool file written by :func:`write_pool` or ``ir_incomplete pool``, in any of its formats
+    (lines starting with ``#`` are comments; ``source``: a path, ``.gz`` allowed, or the text itself):
+
+    * ``query_id doc_id`` (``pairs``) and ``query_id 0 doc_id -1`` (``qrels``) → ``query_id, doc_id``;
+    * ``query_id doc_id stratum rank sampled`` (``sample``, the default output of ``ir_incomplete pool
+      --method stratified``) → ``query_id, doc_id, stratum, rank, sampled`` (``sampled`` as bool): the
+      table :func:`~ir_incomplete.judging.stratified_sample` returns, which
+      :func:`~ir_incomplete.judging.to_prels` takes.
+
+    Every line must have the same number of fields; ``ValueError`` names the file and line of a field
+    that is not valid."""
     import os
 
     from ir_incomplete.data import read_trec_qrels
 
     if isinstance(source, str) and "\n" in source:
         text = source
+        name = "<text>"
     else:
         path = os.fspath(source)
+        name = str(path)
         if str(path).endswith(".gz"):
             import gzip
 
@@ -648,7 +681,10 @@ def read_pool(source: Any) -> pd.DataFrame:
         else:
             with open(path) as fh:
                 text = fh.read()
-    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    numbered = [
+        (no, line) for no, line in enumerate(text.splitlines(), 1) if line.strip() and not line.lstrip().startswith("#")
+    ]
+    lines = [line for _, line in numbered]
     if not lines:
         return pd.DataFrame({"query_id": pd.Series(dtype=object), "doc_id": pd.Series(dtype=object)})
     width = {len(line.split()) for line in lines}
@@ -661,9 +697,37 @@ def read_pool(source: Any) -> pd.DataFrame:
             }
         )
     if width == {4}:
-        frame = read_trec_qrels(io.StringIO("\n".join(lines) + "\n") if False else "\n".join(lines) + "\n")
+        frame = read_trec_qrels("\n".join(lines) + "\n")
         return frame[["query_id", "doc_id"]]
+    if width == {5}:
+        return _read_sample([no for no, _ in numbered], [line.split() for line in lines], name)
     raise ValueError(
-        f"cannot read pool file {source if not isinstance(source, str) or len(source) < 80 else '<text>'}: lines must "
-        f"have 2 fields (query_id doc_id) or 4 (query_id 0 doc_id -1); found {sorted(width)}"
+        f"cannot read pool file {name if len(name) < 80 else '<text>'}: lines must have 2 fields (query_id doc_id), "
+        f"4 (query_id 0 doc_id -1) or 5 (query_id doc_id stratum rank sampled); found {sorted(width)}"
     )
+
+
+def _read_sample(numbers: list[int], parts: list[list[str]], name: str) -> pd.DataFrame:
+    """The ``sample`` pool format: ``query_id doc_id stratum rank sampled`` per line (``numbers``: the
+    line number of each), checked: stratum and rank integers ≥ 1, sampled 0 or 1."""
+    columns = list(zip(*parts, strict=True))
+    out: dict[str, Any] = {
+        "query_id": pd.Series(columns[0], dtype=object),
+        "doc_id": pd.Series(columns[1], dtype=object),
+    }
+    for at, field in ((2, "stratum"), (3, "rank"), (4, "sampled")):
+        values = pd.to_numeric(pd.Series(columns[at], dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+        if field == "sampled":
+            bad = ~np.isin(values, (0.0, 1.0))
+            expected = "0 or 1"
+        else:
+            bad = ~(np.isfinite(values) & (values == np.round(values)) & (values >= 1))
+            expected = "an integer >= 1"
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"pool file {name if len(name) < 80 else '<text>'}, line {numbers[i]}: {field} {columns[at][i]!r} "
+                f"is not valid; expected {expected} (format: query_id doc_id stratum rank sampled)"
+            )
+        out[field] = values.astype(bool) if field == "sampled" else values.astype(np.int64)
+    return pd.DataFrame(out)

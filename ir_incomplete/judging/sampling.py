@@ -16,12 +16,14 @@ some runs only (``pool_runs``) can be given.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ir_incomplete.data.columns import _ids
 from ir_incomplete.judging._candidates import Candidates, _judgment_frame, check_positive_int
 
 __all__ = ["stratified_sample", "to_prels", "check_strata", "DEFAULT_STRATA", "MISSING_POLICIES"]
@@ -90,6 +92,26 @@ def _check_seed(seed: Any) -> np.random.Generator:
     return _rng(seed)
 
 
+def _warn_unsampled(size: np.ndarray, want: np.ndarray, topic_ids: np.ndarray, strata: list) -> None:
+    """A ``UserWarning`` naming the (query, stratum) cells that hold pooled documents but none sampled
+    (possible with ``min_sampled=0``): the sampled estimators learn nothing of such a stratum."""
+    empty = np.flatnonzero((size > 0) & (want == 0))
+    if len(empty) == 0:
+        return
+    n_strata = len(strata)
+    shown = ", ".join(
+        f"query {topic_ids[c // n_strata]!r} stratum {c % n_strata + 1} ({int(size[c])} pooled)" for c in empty[:5]
+    )
+    more = f", … ({len(empty)} in all)" if len(empty) > 5 else ""
+    warnings.warn(
+        f"min_sampled=0 leaves {len(empty)} (query, stratum) cell(s) with pooled documents but none sampled: "
+        f"{shown}{more}; xinfAP, infNDCG and iP count no relevant document in such a stratum (sample_eval's "
+        f"convention), so they may underestimate; use min_sampled >= 1 to sample every stratum",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def stratified_sample(
     runs: Any,
     strata: Sequence[tuple[int, int | None, float]] = DEFAULT_STRATA,
@@ -122,7 +144,9 @@ def stratified_sample(
         Runs that form the pool (all by default).
     min_sampled
         At least this many documents per non-empty cell (default 1, so that every stratum has an
-        estimate); 0 allows empty samples in sparse cells.
+        estimate); 0 allows empty samples in sparse cells, with a ``UserWarning`` naming the first such
+        (query, stratum) cells: the sampled estimators (``xinfAP``, ``infNDCG``, ``iP``) count no relevant
+        document in a stratum of which nothing is judged.
 
     Returns
     -------
@@ -149,6 +173,7 @@ def stratified_sample(
     cell = topic * n_strata + stratum
     size = np.bincount(cell, minlength=candidates.n_topics * n_strata)
     want = np.minimum(size, np.maximum(round_half_up(rates[np.arange(len(size)) % n_strata] * size), min_sampled))
+    _warn_unsampled(size, want, candidates.topic_ids, checked)
     keys = rng.random(len(pairs))  # one number per pooled pair, in canonical pair order
     sampled = _rank_within(cell, keys) < want[cell]
     out = candidates.frame(pairs, stratum=stratum + 1, rank=best[pairs], sampled=sampled)
@@ -190,8 +215,8 @@ def to_prels(
         frame["relevance"].to_numpy(dtype=np.int64),
         index=pd.MultiIndex.from_arrays([frame["query_id"], frame["doc_id"]]),
     )
-    qids = sample["query_id"].astype(str).to_numpy(dtype=object)
-    dids = sample["doc_id"].astype(str).to_numpy(dtype=object)
+    qids = _ids(sample["query_id"], "sample query_id")  # as every input's ids: 1.0 is "1"
+    dids = _ids(sample["doc_id"], "sample doc_id")
     sampled = sample["sampled"].to_numpy(dtype=bool)
     found_grades = grades.reindex(pd.MultiIndex.from_arrays([qids, dids])).to_numpy(dtype=np.float64)
     lacking = sampled & np.isnan(found_grades)
