@@ -87,3 +87,70 @@ def test_plot_intervals_reference_from_evaluate(small):
     ax = ir_incomplete.plot_intervals(table, reference=same, sort=False)  # the plotted measure's own rows
     (crosses,) = [line for line in ax.get_lines() if line.get_label() == "reference"]
     assert crosses.get_xdata().tolist() == pytest.approx(table["value"].tolist(), abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------
+# tsv: --header and one column set per output
+# ---------------------------------------------------------------------------------------------------
+@pytest.fixture()
+def files(tmp_path, small):
+    qrels, runs, predictions = small
+    qrels_path = tmp_path / "qrels.txt"
+    _write_qrels(qrels_path, qrels)
+    paths = []
+    for name, run in runs.items():
+        _write_run(tmp_path / name, run)
+        paths.append(str(tmp_path / name))
+    pred_path = tmp_path / "pred.tsv"
+    predictions.to_csv(pred_path, sep="\t", index=False)
+    return str(qrels_path), paths, str(pred_path)
+
+
+def test_tsv_header_gives_one_rectangular_table(files, small, capsys):
+    import io
+
+    import ir_incomplete
+    from ir_incomplete.cli import main
+
+    qrels_path, paths, _ = files
+    qrels, runs, _ = small
+    measures = ["BootNDCG(b=50)@10", "RBPResidual", "P@5"]
+    assert main([qrels_path, *paths, *measures, "--interval", "0.9", "--header", "-p", "-1", "-q", "-n"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "run\tquery_id\tmeasure\tvalue\tresidual\tupper\tlo\thi"
+    assert {line.count("\t") for line in out.splitlines()} == {7}
+    table = pd.read_csv(io.StringIO(out), sep="\t", dtype={"query_id": str})
+    expected = ir_incomplete.evaluate(runs, qrels, measures, interval=0.9)
+    keys = ["run", "query_id", "measure"]
+    pd.testing.assert_frame_equal(
+        table.sort_values(keys).reset_index(drop=True),
+        expected.sort_values(keys).reset_index(drop=True),
+        check_exact=True,
+    )
+    # without --header: the same columns (--interval asks for extra columns), no header line
+    assert main([qrels_path, paths[0], *measures, "--interval", "0.9"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0] for line in lines] == measures
+    assert [line.count("\t") for line in lines] == [5, 5, 5]
+    assert lines[2].split("\t")[2:] == ["", "", "", ""]  # P@5: no residual, upper, lo, hi
+    # --header alone: the header of exactly the columns printed
+    assert main([qrels_path, paths[0], "P@5", "AP", "--header"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "measure\tvalue" and len(lines) == 3
+    assert main([qrels_path, paths[0], "P@5", "RBPResidual", "--header", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "query_id\tmeasure\tvalue\tresidual\tupper"
+    assert lines[1].split("\t")[1:] == ["P@5", lines[1].split("\t")[2], "", ""]
+    # without --header and --interval: ir_measures' lines, unchanged
+    assert main([qrels_path, paths[0], "P@5", "AP"]) == 0
+    assert [line.count("\t") for line in capsys.readouterr().out.splitlines()] == [1, 1]
+
+
+def test_tsv_header_refused_with_jsonl(files, capsys):
+    from ir_incomplete.cli import main
+
+    qrels_path, paths, _ = files
+    assert main([qrels_path, paths[0], "P@5", "--header", "-o", "jsonl"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "ir_incomplete: error: --header only works with -o tsv (jsonl records name their fields)"
+    )
