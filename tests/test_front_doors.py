@@ -154,3 +154,84 @@ def test_tsv_header_refused_with_jsonl(files, capsys):
     assert capsys.readouterr().err.splitlines()[-1] == (
         "ir_incomplete: error: --header only works with -o tsv (jsonl records name their fields)"
     )
+
+
+# ---------------------------------------------------------------------------------------------------
+# interval= everywhere; percentiles= and alpha= are its aliases
+# ---------------------------------------------------------------------------------------------------
+def test_bootstrap_functions_take_interval(small):
+    from ir_incomplete import bootstrap_measure, bootstrap_ndcg
+
+    qrels, runs, _ = small
+    measure = "BootAP(b=60)@10"
+    by_interval = bootstrap_measure(runs, qrels, measure, interval=0.9, keep_replicates=False).summary
+    by_percentiles = bootstrap_measure(runs, qrels, measure, percentiles=(5, 95), keep_replicates=False).summary
+    pd.testing.assert_frame_equal(by_interval, by_percentiles)
+    assert {"p5", "p95"} <= set(by_interval.columns)
+    wide = bootstrap_ndcg(runs, qrels, b=60, interval=0.95, keep_replicates=False).summary
+    assert {"p2.5", "p97.5"} <= set(wide.columns) and "p5" not in wide.columns
+    same = bootstrap_ndcg(runs, qrels, b=60, interval=0.95, percentiles=[2.5, 97.5], keep_replicates=False)
+    pd.testing.assert_frame_equal(same.summary, wide)
+    with pytest.raises(
+        ValueError,
+        match=r"^interval=0\.9 and percentiles=\(2\.5, 97\.5\) disagree: interval=0\.9 means percentiles=\(5, 95\); "
+        r"give only one of them$",
+    ):
+        bootstrap_measure(runs, qrels, measure, interval=0.9, percentiles=(2.5, 97.5))
+    with pytest.raises(ValueError, match=r"^interval=1\.5 must be strictly between 0 and 1"):
+        bootstrap_ndcg(runs, qrels, interval=1.5)
+
+
+def test_add_bootstrap_intervals_takes_interval():
+    pytest.importorskip("pyterrier")
+    from ir_incomplete.bootstrap import add_bootstrap_intervals, bootstrap_ndcg
+
+    qrels = pd.DataFrame({"qid": ["q1"] * 4, "docno": ["a", "b", "c", "d"], "label": [1, 0, 2, 0]})
+    results = {"x": pd.DataFrame({"qid": ["q1"] * 4, "docno": ["a", "u", "c", "v"], "score": [4.0, 3.0, 2.0, 1.0]})}
+    value = bootstrap_ndcg(results, qrels, k=5, b=200).summary["mode"].iloc[0]
+    table = pd.DataFrame({"name": ["x"], "BootNDCG(b=200)@5": [value]})
+    out = add_bootstrap_intervals(table, results, qrels, interval=0.8)
+    assert list(out.columns) == ["name", "BootNDCG(b=200)@5", "BootNDCG(b=200)@5 p10", "BootNDCG(b=200)@5 p90"]
+    pd.testing.assert_frame_equal(out, add_bootstrap_intervals(table, results, qrels, percentiles=(10, 90)))
+    with pytest.raises(ValueError, match=r"^interval=0\.8 and percentiles=\(5, 95\) disagree"):
+        add_bootstrap_intervals(table, results, qrels, interval=0.8, percentiles=(5, 95))
+
+
+def test_ppi_takes_interval(small, files, capsys):
+    from ir_incomplete.cli import main
+    from ir_incomplete.ppi import ppi_evaluate, ppi_mean
+
+    qrels, runs, predictions = small
+    labelled = ["q0", "q1", "q2"]
+    by_alpha = ppi_evaluate(runs, qrels, predictions, ["AP"], labelled, alpha=0.1)
+    pd.testing.assert_frame_equal(ppi_evaluate(runs, qrels, predictions, ["AP"], labelled, interval=0.9), by_alpha)
+    pd.testing.assert_frame_equal(ppi_evaluate(runs, qrels, predictions, ["AP"], labelled), by_alpha)
+    pd.testing.assert_frame_equal(
+        ppi_evaluate(runs, qrels, predictions, ["AP"], labelled, alpha=0.1, interval=0.9), by_alpha
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"^interval=0\.9 and alpha=0\.2 disagree: interval=0\.9 means alpha=0\.1 \(a 1 - alpha interval\); "
+        r"give only one of them$",
+    ):
+        ppi_evaluate(runs, qrels, predictions, ["AP"], labelled, alpha=0.2, interval=0.9)
+    y, yhat, unl = np.array([0.2, 0.4, 0.5]), np.array([0.3, 0.3, 0.6]), np.array([0.1, 0.5, 0.7, 0.2])
+    assert ppi_mean(y, yhat, unl, interval=0.8) == ppi_mean(y, yhat, unl, alpha=0.2)
+    # the command line: --interval, or --alpha as its alias
+    qrels_path, paths, _ = files
+    pred_path = paths[0] + ".pred"
+    _write_qrels(pred_path, predictions)
+    argv = ["ppi", qrels_path, pred_path, *paths, "AP", "--labelled-queries", "q0,q1,q2", "-p", "-1"]
+    assert main([*argv, "--interval", "0.8"]) == 0
+    by_interval = capsys.readouterr().out
+    assert main([*argv, "--alpha", "0.2"]) == 0
+    assert capsys.readouterr().out == by_interval
+    assert main(argv) == 0
+    assert main([*argv, "--interval", "0.9"]) == 0
+    default, ninety = capsys.readouterr().out.split("run\t")[1:]
+    assert default == ninety != by_interval.split("run\t")[1]
+    assert main([*argv, "--interval", "0.9", "--alpha", "0.2"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "ir_incomplete: error: --interval 0.9 and --alpha 0.2 disagree: --interval 0.9 means --alpha 0.1; "
+        "give only one of them"
+    )
