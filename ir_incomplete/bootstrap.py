@@ -249,10 +249,10 @@ def bootstrap_measure(
     ``BootNDCG``, ``BootQ``, …; a string or a measure object), for one or many runs.
 
     ``run``, ``qrels``, ``interval`` (or its alias ``percentiles``), ``negative``, ``score_precision`` and
-    ``keep_replicates`` as in :func:`bootstrap_ndcg`; ``predictions`` the predicted grades that ``prior=predicted`` needs
-    (:mod:`ir_incomplete.predictions`). The summary has ``mode``, ``mean``, ``median``, the ``pNN``
-    columns, and ``naive_lower``/``naive_upper`` (``BootNDCG``) or ``plain`` (the measure on the human
-    judgments alone; the other bootstrapped measures).
+    ``keep_replicates`` as in :func:`bootstrap_ndcg`; ``predictions`` the predicted grades that
+    ``prior=predicted`` needs (:mod:`ir_incomplete.predictions`). The summary has ``mode``, ``mean``,
+    ``median``, the ``pNN`` columns, and ``naive_lower``/``naive_upper`` (``BootNDCG``) or ``plain`` (the
+    measure on the human judgments alone; the other bootstrapped measures).
     """
     from ir_incomplete.api import as_run_mapping
     from ir_incomplete.grammar import parse

@@ -258,9 +258,9 @@ def plot_intervals(
     ``reference``: optional values per run, drawn as crosses: a ``Series``/dict indexed by run name, or a
     results table as ``table`` may be (e.g. what :func:`ir_incomplete.evaluate` returns for the complete
     judgments, per query or not): of one measure, or holding ``measure`` itself, whose values are taken
-    (a table of several other measures is a ``ValueError`` listing them). ``sort``: order runs by their point estimate. Draws on
-    ``ax`` or on a new ``matplotlib.figure.Figure`` (no pyplot state), writes a PNG to ``path`` when
-    given and returns the ``Axes``.
+    (a table of several other measures is a ``ValueError`` listing them). ``sort``: order runs by their
+    point estimate. Draws on ``ax`` or on a new ``matplotlib.figure.Figure`` (no pyplot state), writes a
+    PNG to ``path`` when given and returns the ``Axes``.
     """
     long = long_form(table)
     measures = list(dict.fromkeys(long["measure"].tolist()))

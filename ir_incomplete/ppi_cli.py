@@ -42,7 +42,8 @@ def _parser() -> _Parser:
         usage=f"{PROG} ppi [options] QRELS PREDICTIONS RUN [RUN ...] MEASURE [MEASURE ...]",
         description="Prediction-powered inference (Angelopoulos et al., Science 2023; PPI++ with "
         "--power-tuning): each run's mean measure estimated from human judgments on the labelled queries "
-        "and predicted grades on every query, with a confidence interval (--interval 0.9, or --alpha 0.1: the default).",
+        "and predicted grades on every query, with a confidence interval (--interval 0.9, or --alpha 0.1: "
+        "the default).",
         epilog="Output: run, measure, value, lo, hi, lam, n_labelled, n_unlabelled (tsv with a header "
         "line, or jsonl). Exit codes: 0 success; 2 usage or data error; 1 output not written.",
     )
