@@ -20,8 +20,9 @@ query: percentiles of its replicates; summary lines: percentiles of the replicat
 or ``null`` (jsonl) for other measures. ``--header`` (tsv only) prints a first line naming the columns:
 ``[run] [query_id] measure value [extra columns] [lo hi]``. With ``--header`` or ``--interval`` every
 tsv line has every column (those of ``evaluate``'s table), empty where a measure has no such number, so
-that ``pandas.read_csv(sep="\t")`` and ``awk`` read one rectangular table. ``--predictions FILE`` passes predicted grades to the measures
-with ``prior=predicted``.
+that ``pandas.read_csv(sep="\t")`` and ``awk`` read one rectangular table. ``--predictions FILE``
+passes predicted grades to the measures with ``prior=predicted`` that name no file themselves
+(``BootAP(prior=predicted,predictions='FILE')@100`` reads its own).
 
 Measures that report more than one number per query (their ``EXTRA_COLUMNS``, see
 :mod:`ir_incomplete.measures.base`) print them after the value: ``RBPResidual`` lines read
@@ -318,7 +319,7 @@ def _evaluation_parser() -> _Parser:
         metavar="FILE",
         default=None,
         help="predicted grades for prior=predicted (a qrels file, or a table with a header: query_id doc_id "
-        "relevance [p0 p1 ...])",
+        "relevance [p0 p1 ...]); a measure that names its own file (predictions='FILE') reads that one",
     )
     parser.add_argument(
         "--interval",

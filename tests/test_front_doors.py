@@ -235,3 +235,158 @@ def test_ppi_takes_interval(small, files, capsys):
         "ir_incomplete: error: --interval 0.9 and --alpha 0.2 disagree: --interval 0.9 means --alpha 0.1; "
         "give only one of them"
     )
+
+
+# ---------------------------------------------------------------------------------------------------
+# prior=predicted from measure strings: predictions='FILE' names the predictions in the measure
+# ---------------------------------------------------------------------------------------------------
+def _with_file(measure: str, path) -> str:
+    """``measure`` (``Name(params)@k``) with ``predictions='path'`` added to its parameters."""
+    head, at = measure.split("@")
+    return f"{head[:-1]},predictions='{path}')@{at}"
+
+
+def test_predictions_file_in_the_measure_string(small, files, monkeypatch, tmp_path):
+    import ir_measures
+
+    import ir_incomplete
+
+    qrels, runs, _ = small
+    _, _, pred_path = files
+    plain = "BootAP(prior=predicted,b=60)@10"
+    named = _with_file(plain, pred_path)
+    measure = ir_incomplete.parse(named)
+    assert repr(measure) == named and " " not in repr(measure)
+    assert ir_incomplete.parse(repr(measure)) == measure == ir_measures.parse_measure(named)
+    expected = ir_incomplete.evaluate(runs, qrels, plain, predictions=pred_path)
+    got = ir_incomplete.evaluate(runs, qrels, named)
+    assert got["measure"].unique().tolist() == [named]
+    np.testing.assert_array_equal(got["value"].to_numpy(), expected["value"].to_numpy())
+    # the file named in the measure comes first: other predictions passed along are not used for it
+    elsewhere = ir_incomplete.evaluate(runs, qrels, named, predictions=small[2].assign(relevance=0))
+    np.testing.assert_array_equal(elsewhere["value"].to_numpy(), expected["value"].to_numpy())
+    # a relative path is read from the working directory; spaces are written \x20 in the canonical form
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my labels.tsv").write_bytes(open(pred_path, "rb").read())
+    spaced = ir_incomplete.parse("BootNDCG(prior=predicted,b=60,predictions='my labels.tsv')@5")
+    assert repr(spaced) == "BootNDCG(prior=predicted,b=60,predictions='my\\x20labels.tsv')@5"
+    assert ir_incomplete.parse(repr(spaced)) == spaced
+    pd.testing.assert_frame_equal(
+        ir_incomplete.evaluate(runs, qrels, spaced).drop(columns="measure"),
+        ir_incomplete.evaluate(runs, qrels, "BootNDCG(prior=predicted,b=60)@5", predictions=pred_path).drop(
+            columns="measure"
+        ),
+    )
+
+
+def test_predictions_file_in_the_measure_errors(small, tmp_path):
+    import ir_incomplete
+
+    qrels, runs, _ = small
+    with pytest.raises(
+        ValueError,
+        match=r"^BootAP: predictions='p\.tsv' is only read with prior=predicted, but prior is pool\+run; add "
+        r"prior=predicted or drop predictions=$",
+    ):
+        ir_incomplete.parse("BootAP(predictions='p.tsv')@10")
+    with pytest.raises(ValueError, match=r"^BootNDCG: predictions= names no file"):
+        ir_incomplete.BootNDCG(prior="predicted", predictions="")
+    missing = tmp_path / "missing.tsv"
+    with pytest.raises(
+        ValueError, match=rf"^predictions file '{missing}' does not exist \(named by predictions= of the measure\)$"
+    ):
+        ir_incomplete.evaluate(runs, qrels, _with_file("BootP(prior=predicted,b=10)@5", missing))
+    with pytest.raises(
+        ValueError,
+        match=r"^BootAP\(prior=predicted\)@10 needs predicted grades: name a file in the measure "
+        r"\(BootAP\(prior=predicted,predictions='labels\.tsv'\)@10\), pass predictions= to ir_incomplete\.evaluate",
+    ):
+        ir_incomplete.evaluate(runs, qrels, "BootAP(prior=predicted)@10")
+
+
+def test_predictions_file_in_compare(small, files):
+    import ir_incomplete
+
+    qrels, runs, _ = small
+    _, _, pred_path = files
+    named = _with_file("BootNDCG(prior=predicted,b=60)@10", pred_path)
+    table = ir_incomplete.compare(runs, qrels, [named], baseline="a")
+    expected = ir_incomplete.evaluate(
+        runs, qrels, "BootNDCG(prior=predicted,b=60)@10", predictions=pred_path, per_query=False
+    )
+    assert set(table["measure"]) == {named}
+    assert table["run"].tolist() == ["a", "b", "c"]
+    assert table["value"].tolist() == pytest.approx(expected["value"].tolist(), abs=1e-12)
+
+
+def test_predictions_file_in_pt_experiment_and_ir_measures(small, files):
+    import ir_measures
+
+    import ir_incomplete
+
+    pt = pytest.importorskip("pyterrier")
+    qrels, runs, _ = small
+    _, _, pred_path = files
+    plain = "BootAP(prior=predicted,b=60)@10"
+    named = _with_file(plain, pred_path)
+    expected = ir_incomplete.evaluate(runs, qrels, plain, predictions=pred_path, per_query=False)
+    pt_qrels = qrels.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
+    systems = [
+        pt.Transformer.from_df(run.rename(columns={"query_id": "qid", "doc_id": "docno"})) for run in runs.values()
+    ]
+    topics = pd.DataFrame({"qid": sorted(qrels["query_id"].unique()), "query": "q"})
+    table = pt.Experiment(systems, topics, pt_qrels, eval_metrics=[named], names=list(runs))
+    assert table[named].tolist() == pytest.approx(expected["value"].tolist(), abs=1e-12)
+    # ir_measures' own functions, with the measure string or the object
+    for measure in (ir_measures.parse_measure(named), ir_incomplete.parse(named)):
+        result = ir_measures.calc_aggregate([measure], qrels, runs["a"])
+        assert result[measure] == pytest.approx(expected["value"].iloc[0], abs=1e-12)
+
+
+def test_predictions_file_in_the_command_lines(small, files, capsys):
+    import subprocess
+    import sys
+
+    import ir_incomplete
+    from ir_incomplete.cli import main
+
+    qrels, runs, _ = small
+    qrels_path, paths, pred_path = files
+    plain = "BootNDCG(prior=predicted,b=60)@10"
+    named = _with_file(plain, pred_path)
+    expected = ir_incomplete.evaluate({"a": runs["a"]}, qrels, plain, predictions=pred_path, per_query=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ir_measures", qrels_path, paths[0], named, "-p", "-1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"{named}\t{float(expected['value'].iloc[0])!r}\n"
+    assert main([qrels_path, paths[0], named, "-p", "-1"]) == 0
+    assert capsys.readouterr().out == proc.stdout
+    # the ir_measures command cannot pass predictions: a measure that names none is one line, exit 2
+    proc = subprocess.run(
+        [sys.executable, "-m", "ir_measures", qrels_path, paths[0], "BootAP(prior=predicted)@100"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "ir_measures: error: BootAP(prior=predicted)@100 needs predicted grades, which the ir_measures command "
+        "cannot pass: name a predictions file in the measure, e.g. "
+        "\"BootAP(prior=predicted,predictions='labels.tsv')@100\", or use the ir_incomplete command with "
+        "--predictions FILE\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "ir_measures", qrels_path, paths[0], _with_file(plain, "nope.tsv")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"ir_measures: error: {_with_file(plain, 'nope.tsv')}: predictions file 'nope.tsv' does not exist "
+        "(named by predictions= of the measure)"
+    ]

@@ -112,6 +112,33 @@ def _answer_ir_measures_command(token, error: Exception):
     raise SystemExit(2)
 
 
+def _check_for_ir_measures_command(measure) -> None:
+    """Refuse, for the ``ir_measures`` command, a measure it could not compute: ``prior=predicted``
+    without a predictions file named in the measure (that command has no option to pass predictions), or
+    a predictions file that cannot be read; ``ir_measures: error: <message>``, exit status 2."""
+    from ir_incomplete.measures._completion import needs_predictions, read_predictions_file
+
+    message = None
+    if needs_predictions(measure):
+        example = repr(measure(predictions="labels.tsv"))
+        message = (
+            f"{measure!r} needs predicted grades, which the ir_measures command cannot pass: name a "
+            f'predictions file in the measure, e.g. "{example}", or use the ir_incomplete command with '
+            f"--predictions FILE"
+        )
+    else:
+        path = (getattr(measure, "params", None) or {}).get("predictions")
+        if isinstance(path, str) and "predictions" in getattr(measure, "SUPPORTED_PARAMS", {}):
+            try:
+                read_predictions_file(path)
+            except ValueError as exc:
+                message = f"{measure!r}: {exc}"
+    if message is not None:
+        sys.stderr.write(f"ir_measures: error: {' '.join(message.split())}\n")
+        sys.stderr.flush()
+        raise SystemExit(2)
+
+
 def _wrap_parse_measure(original):
     def read(measure):
         if _hostile(measure):
@@ -130,11 +157,14 @@ def _wrap_parse_measure(original):
 
     def parse_measure(measure):
         try:
-            return read(measure)
+            result = read(measure)
         except Exception as error:
             if _called_by_ir_measures_command(sys._getframe(1)):
                 return _answer_ir_measures_command(measure, error)
             raise
+        if _called_by_ir_measures_command(sys._getframe(1)):
+            _check_for_ir_measures_command(result)
+        return result
 
     parse_measure.__doc__ = (
         "Parse a measure string: ``ir_measures``' own ``parse_measure`` first and, when it fails, the "
