@@ -390,3 +390,27 @@ def test_predictions_file_in_the_command_lines(small, files, capsys):
         f"ir_measures: error: {_with_file(plain, 'nope.tsv')}: predictions file 'nope.tsv' does not exist "
         "(named by predictions= of the measure)"
     ]
+
+
+def test_ir_measures_command_reports_our_errors_in_one_line(files, tmp_path):
+    import subprocess
+    import sys
+
+    qrels_path, paths, _ = files
+    elsewhere = tmp_path / "elsewhere.tsv"
+    elsewhere.write_text("query_id\tdoc_id\trelevance\n" + "".join(f"q{i}\tnowhere{i}\t1\n" for i in range(5)))
+    measure = f"BootAP(prior=predicted,b=20,predictions='{elsewhere}')@10"
+    proc = subprocess.run(
+        [sys.executable, "-m", "ir_measures", qrels_path, paths[0], measure],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"ir_measures: error: {measure}: run 'run' has ")
+    assert line.endswith(
+        "but a prediction for none of them; prior=predicted would silently use the pool+run prior "
+        "for all of them. Check that the predictions' query and document ids match the run's, or use "
+        "prior=pool+run for it"
+    )
