@@ -298,8 +298,9 @@ def test_predictions_file_in_the_measure_errors(small, tmp_path):
         ir_incomplete.evaluate(runs, qrels, _with_file("BootP(prior=predicted,b=10)@5", missing))
     with pytest.raises(
         ValueError,
-        match=r"^BootAP\(prior=predicted\)@10 needs predicted grades: name a file in the measure "
-        r"\(BootAP\(prior=predicted,predictions='labels\.tsv'\)@10\), pass predictions= to ir_incomplete\.evaluate",
+        match=r"^BootAP\(prior=predicted\)@10 needs predicted grades: pass predictions= to ir_incomplete\.evaluate "
+        r"\(or the bootstrap functions\) or --predictions FILE to the ir_incomplete command, or name a file in the "
+        r"measure \(BootAP\(prior=predicted,predictions='labels\.tsv'\)@10\); or choose prior=pool\+run$",
     ):
         ir_incomplete.evaluate(runs, qrels, "BootAP(prior=predicted)@10")
 

@@ -254,10 +254,9 @@ def completion_setup(
         own = measure_predictions(measure, qrels)  # a file named in the measure string comes first
         if own is None and predictions is None:
             raise ValueError(
-                f"{measure!r} needs predicted grades: name a file in the measure "
-                f"({_with_file_example(measure)}), pass predictions= to ir_incomplete.evaluate (or the "
-                f"bootstrap functions) or --predictions FILE to the ir_incomplete command; or choose "
-                f"prior=pool+run"
+                f"{measure!r} needs predicted grades: pass predictions= to ir_incomplete.evaluate (or the "
+                f"bootstrap functions) or --predictions FILE to the ir_incomplete command, or name a file in "
+                f"the measure ({_with_file_example(measure)}); or choose prior=pool+run"
             )
         pred = own if own is not None else Predictions.from_any(predictions, qrels)
         keep = pred.unjudged
