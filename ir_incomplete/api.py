@@ -229,7 +229,8 @@ def evaluate(
         Predicted grades for the bootstrapped measures with ``prior=predicted`` (``BootAP``, ``BootNDCG``,
         …): a qrels-like DataFrame, dict of dicts or file (``query_id, doc_id, relevance``, optional
         ``p0, p1, …`` probability columns; :mod:`ir_incomplete.predictions`). Validated once; other
-        measures ignore them.
+        measures ignore them, and so does a measure that names its own file
+        (``"BootAP(prior=predicted,predictions='labels.tsv')@100"``), which reads that file.
     interval
         A central interval (e.g. ``0.9``) for every bootstrapped measure: columns ``lo`` and ``hi`` are
         added. Per query they are the percentiles ``50·(1−interval)`` and ``100 − 50·(1−interval)`` of the

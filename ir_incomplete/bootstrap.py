@@ -33,6 +33,8 @@ __all__ = [
     "add_bootstrap_intervals",
     "is_bootstrapped",
     "interval_percentiles",
+    "interval_or_percentiles",
+    "interval_or_alpha",
     "replicate_intervals",
 ]
 
@@ -54,6 +56,54 @@ def interval_percentiles(interval: float) -> tuple[float, float]:
         raise ValueError(f"interval={interval!r} must be strictly between 0 and 1 (e.g. 0.9 for a 90% interval)")
     tail = round(50.0 * (1.0 - float(interval)), 10)  # 0.9 gives 5.0, not 4.999999999999999
     return tail, 100.0 - tail
+
+
+#: percentiles of an interval when neither ``interval=`` nor ``percentiles=`` is given (a 90 % interval)
+DEFAULT_PERCENTILES = (5.0, 95.0)
+
+
+def interval_or_percentiles(interval: float | None, percentiles: Sequence[float] | None) -> Sequence[float]:
+    """The percentiles to report, from ``interval=`` (0.9 → 5, 95) or its alias ``percentiles=`` (any
+    percentiles 0–100); neither: :data:`DEFAULT_PERCENTILES`. Both given: they must name the same two
+    percentiles, else a ``ValueError`` naming both."""
+    if interval is None:
+        return DEFAULT_PERCENTILES if percentiles is None else percentiles
+    pair = interval_percentiles(interval)
+    if percentiles is not None:
+        given = [float(q) for q in percentiles] if _numbers(percentiles) else None
+        if given is None or len(given) != 2 or not np.allclose(given, pair, rtol=0.0, atol=1e-9):
+            raise ValueError(
+                f"interval={interval!r} and percentiles={tuple(percentiles)!r} disagree: interval={interval!r} "
+                f"means percentiles=({pair[0]:g}, {pair[1]:g}); give only one of them"
+            )
+    return pair
+
+
+def interval_or_alpha(interval: float | None, alpha: float | None, default_alpha: float = 0.1) -> float:
+    """The error level ``alpha`` of a ``1 − alpha`` interval, from ``interval=`` (0.9 → alpha 0.1,
+    exactly) or its alias ``alpha=``; neither: ``default_alpha``. Both given: ``alpha`` must be
+    ``1 − interval`` (to 1e-9), else a ``ValueError`` naming both."""
+    if interval is None:
+        return default_alpha if alpha is None else alpha
+    interval_percentiles(interval)  # 0 < interval < 1, else the same message as everywhere
+    implied = round(1.0 - float(interval), 12)  # 0.9 gives 0.1, not 0.09999999999999998
+    if alpha is not None and not (
+        isinstance(alpha, (int, float, np.integer, np.floating))
+        and not isinstance(alpha, bool)
+        and abs(float(alpha) - implied) <= 1e-9
+    ):
+        raise ValueError(
+            f"interval={interval!r} and alpha={alpha!r} disagree: interval={interval!r} means alpha={implied:g} "
+            f"(a 1 - alpha interval); give only one of them"
+        )
+    return implied
+
+
+def _numbers(values) -> bool:
+    try:
+        return all(isinstance(q, (int, float, np.integer, np.floating)) and not isinstance(q, bool) for q in values)
+    except TypeError:
+        return False
 
 
 def replicate_intervals(
@@ -117,13 +167,15 @@ def bootstrap_ndcg(
     order: str | None = None,
     pool_scope: str | None = None,
     compat: str | None = None,
-    percentiles: Sequence[float] = (5, 95),
+    percentiles: Sequence[float] | None = None,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
     keep_replicates: bool = True,
     predictions: Any = None,
     min_count: int = 10,
     alpha: float = 1.0,
+    *,
+    interval: float | None = None,
 ) -> BootstrapResult:
     """Bootstrapped nDCG@k replicates and their summary for one or many runs.
 
@@ -140,8 +192,11 @@ def bootstrap_ndcg(
         ``order``/``pool_scope`` ``None`` mean their default (rank/topic; docid/collection under
         ``compat="ecir23"``). ``seed=None`` draws fresh entropy: results are then not reproducible.
         ``b`` is at most :data:`~ir_incomplete.measures.ndcg.MAX_B` (10 000 000).
-    percentiles
-        Percentiles (0–100) reported as ``pNN`` columns of the summary (linear interpolation).
+    percentiles, interval
+        The central ``interval`` (e.g. ``0.9``) reported as two ``pNN`` columns of the summary (``p5``,
+        ``p95``; linear interpolation), as ``interval=`` of :func:`ir_incomplete.evaluate`; or, as its
+        alias, any ``percentiles`` (0–100). Neither: ``p5`` and ``p95``. Both: they must agree
+        (``ValueError`` otherwise). ``alpha`` here is the calibration's smoothing, not an error level.
     negative, score_precision
         As in :func:`ir_incomplete.evaluate`.
     keep_replicates
@@ -174,6 +229,7 @@ def bootstrap_ndcg(
         negative=negative,
         score_precision=score_precision,
         keep_replicates=keep_replicates,
+        interval=interval,
     )
 
 
@@ -182,19 +238,21 @@ def bootstrap_measure(
     qrels: Any,
     measure: Any,
     predictions: Any = None,
-    percentiles: Sequence[float] = (5, 95),
+    percentiles: Sequence[float] | None = None,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
     keep_replicates: bool = True,
+    *,
+    interval: float | None = None,
 ) -> BootstrapResult:
     """Replicates and their summary for any bootstrapped measure (``"BootAP(prior=predicted)@100"``,
     ``BootNDCG``, ``BootQ``, …; a string or a measure object), for one or many runs.
 
-    ``run``, ``qrels``, ``percentiles``, ``negative``, ``score_precision`` and ``keep_replicates`` as
-    in :func:`bootstrap_ndcg`; ``predictions`` the predicted grades that ``prior=predicted`` needs
-    (:mod:`ir_incomplete.predictions`). The summary has ``mode``, ``mean``, ``median``, the ``pNN``
-    columns, and ``naive_lower``/``naive_upper`` (``BootNDCG``) or ``plain`` (the measure on the human
-    judgments alone; the other bootstrapped measures).
+    ``run``, ``qrels``, ``interval`` (or its alias ``percentiles``), ``negative``, ``score_precision`` and
+    ``keep_replicates`` as in :func:`bootstrap_ndcg`; ``predictions`` the predicted grades that
+    ``prior=predicted`` needs (:mod:`ir_incomplete.predictions`). The summary has ``mode``, ``mean``,
+    ``median``, the ``pNN`` columns, and ``naive_lower``/``naive_upper`` (``BootNDCG``) or ``plain`` (the
+    measure on the human judgments alone; the other bootstrapped measures).
     """
     from ir_incomplete.api import as_run_mapping
     from ir_incomplete.grammar import parse
@@ -203,7 +261,7 @@ def bootstrap_measure(
     measure = parse(measure) if isinstance(measure, str) else measure
     if not is_bootstrapped(measure):
         raise ValueError(f"{measure!r} is not a bootstrapped measure (BootNDCG, BootAP, BootP, BootRBP, BootQ)")
-    names_pct = _percentile_names(percentiles)
+    names_pct = _percentile_names(interval_or_percentiles(interval, percentiles))
     run_map = as_run_mapping(run)
     judged = Qrels.from_any(qrels, negative=negative)
     pred = None if predictions is None else Predictions.from_any(predictions, judged)
@@ -333,10 +391,12 @@ def add_bootstrap_intervals(
     systems: dict[str, Any] | Iterable[Any],
     qrels: Any,
     topics: pd.DataFrame | None = None,
-    percentiles: Sequence[float] = (5, 95),
+    percentiles: Sequence[float] | None = None,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
     names: Sequence[str] | None = None,
+    *,
+    interval: float | None = None,
 ) -> pd.DataFrame:
     """A copy of a ``pt.Experiment`` table with bootstrap percentile columns for its bootstrapped measures
     (``BootNDCG``, ``BootAP``, ``BootP``, ``BootRBP``, ``BootQ``; not ``prior=predicted``, which needs
@@ -368,13 +428,17 @@ def add_bootstrap_intervals(
     must equal the table's to 1e-9 (or rounded as with ``pt.Experiment(round=...)``), otherwise a
     ``ValueError`` names the system (not checked with ``seed=none``, whose values are not reproducible).
 
+    ``interval`` (e.g. ``0.9``, as in :func:`ir_incomplete.evaluate`) chooses the two percentile columns
+    (``p5``/``p95`` for 0.9, ``p2.5``/``p97.5`` for 0.95); ``percentiles`` is its alias for any
+    percentiles (0–100); neither: ``p5``/``p95``; both: they must agree (``ValueError`` otherwise).
+
     Memory does not grow with b beyond one system's ``M_1 .. M_b`` (aggregate tables). A table without
     any ``BootNDCG`` column (aggregate) or ``measure`` value (per query) is a ``ValueError`` that lists
     what the table holds.
     """
     if not isinstance(table, pd.DataFrame) or "name" not in table.columns:
         raise ValueError("table must be a pt.Experiment result DataFrame with a 'name' column")
-    pct = _percentile_names(percentiles)
+    pct = _percentile_names(interval_or_percentiles(interval, percentiles))
     per_query = {"qid", "measure", "value"} <= set(table.columns)
     if per_query:
         labels = list(dict.fromkeys(table["measure"].tolist()))

@@ -5,7 +5,7 @@ once)::
 
     ir_incomplete QRELS RUN [RUN ...] MEASURE [MEASURE ...] [-q] [-n] [-p PLACES] [-o tsv|jsonl]
                   [--negative pooled_unjudged|zero] [--score-precision float32|float64]
-                  [--predictions FILE] [--interval LEVEL]
+                  [--predictions FILE] [--interval LEVEL] [--header]
 
 After ``QRELS``, the leading arguments that name existing files or directories are runs (a directory
 stands for every non-hidden file in it; a run is named after its file, without ``.gz`` or ``.parquet``;
@@ -17,8 +17,12 @@ lines unless ``-n``); with several runs the run name comes first on each line (a
 in ``jsonl``). Measures are printed in their canonical form (their ``repr``). ``--interval 0.9`` adds two
 columns (tsv) or keys (jsonl), ``lo`` and ``hi``: the 90 % interval of every bootstrapped measure (per
 query: percentiles of its replicates; summary lines: percentiles of the replicate means), empty (tsv)
-or ``null`` (jsonl) for other measures. ``--predictions FILE`` passes predicted grades to the measures
-with ``prior=predicted``.
+or ``null`` (jsonl) for other measures. ``--header`` (tsv only) prints a first line naming the columns:
+``[run] [query_id] measure value [extra columns] [lo hi]``. With ``--header`` or ``--interval`` every
+tsv line has every column (those of ``evaluate``'s table), empty where a measure has no such number, so
+that ``pandas.read_csv(sep="\t")`` and ``awk`` read one rectangular table. ``--predictions FILE``
+passes predicted grades to the measures with ``prior=predicted`` that name no file themselves
+(``BootAP(prior=predicted,predictions='FILE')@100`` reads its own).
 
 Measures that report more than one number per query (their ``EXTRA_COLUMNS``, see
 :mod:`ir_incomplete.measures.base`) print them after the value: ``RBPResidual`` lines read
@@ -252,7 +256,9 @@ _EPILOG = """\
 With one run the output is that of the ir_measures command line (measure, value; with -q:
 query_id, measure, value and the 'all' summary lines); with several runs the run name comes first.
 Measures with more than one number per query add them after the value: RBPResidual lines end in
-value, residual, upper (tsv columns; "residual" and "upper" keys in jsonl).
+value, residual, upper (tsv columns; "residual" and "upper" keys in jsonl). --header (tsv) prints a
+first line naming the columns; with --header or --interval every line has all of them (empty where a
+measure has no such number).
 Exit codes: 0 success; 2 usage or data error (bad option or measure string, missing, unreadable or
 malformed qrels/run, nothing to evaluate); 1 output not written (closed pipe). A qrels file named like
 a subcommand can be given as ./measures.
@@ -313,7 +319,7 @@ def _evaluation_parser() -> _Parser:
         metavar="FILE",
         default=None,
         help="predicted grades for prior=predicted (a qrels file, or a table with a header: query_id doc_id "
-        "relevance [p0 p1 ...])",
+        "relevance [p0 p1 ...]); a measure that names its own file (predictions='FILE') reads that one",
     )
     parser.add_argument(
         "--interval",
@@ -322,6 +328,12 @@ def _evaluation_parser() -> _Parser:
         metavar="LEVEL",
         help="add lo and hi columns (tsv) or keys (jsonl): the central interval of this level (e.g. 0.9) of "
         "every bootstrapped measure, per query and for the summary; empty (tsv) or null (jsonl) elsewhere",
+    )
+    parser.add_argument(
+        "--header",
+        action="store_true",
+        help="tsv: print a first line naming the columns ([run] [query_id] measure value [extra columns] "
+        "[lo hi]); every line then has all of them, empty where a measure has no such number",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
@@ -465,15 +477,32 @@ def _lines(frame, args, multi_run: bool, by_query: bool, extras: dict[str, tuple
             out.append(json.dumps(record, allow_nan=False))
         return out
     spec = "" if args.places == -1 else f".{args.places}f"
+    if _fixed_columns(args):  # every line has every extra column, empty where the measure has none
+        every = _extra_names(extras)
+        more = [
+            [(c, columns[c][i]) if c in extras.get(name, ()) else (c, None) for c in every]
+            for i, name in enumerate(names)
+        ]
     texts = [
-        "\t".join([format(v, spec), *(format(x, spec) for _, x in fields)])
+        "\t".join([format(v, spec), *("" if x is None else format(x, spec) for _, x in fields)])
         for v, fields in zip(values, more, strict=True)
     ]
     parts = ([runs] if multi_run else []) + ([qids] if by_query else []) + [names, texts]
     if bounds is not None:  # every line ends in lo, hi (empty for measures without an interval)
         parts.append(["" if lo != lo else format(lo, spec) for lo, _ in bounds])
         parts.append(["" if hi != hi else format(hi, spec) for _, hi in bounds])
-    return ["\t".join(line) for line in zip(*parts, strict=True)]
+    lines = ["\t".join(line) for line in zip(*parts, strict=True)]
+    if args.header:
+        interval = ["lo", "hi"] if bounds is not None else []
+        head = (["run"] if multi_run else []) + (["query_id"] if by_query else [])
+        lines.insert(0, "\t".join([*head, "measure", "value", *_extra_names(extras), *interval]))
+    return lines
+
+
+def _fixed_columns(args) -> bool:
+    """True when every tsv line carries the same columns (``--header`` or ``--interval``): the extra
+    columns of every measure, empty on the lines of measures without them, then ``lo``/``hi``."""
+    return bool(args.header) or args.interval is not None
 
 
 def _extra_names(extras: dict[str, tuple[str, ...]]) -> list[str]:
@@ -489,6 +518,8 @@ def _evaluate(args) -> list[str]:
         raise CliError("--no_summary (-n) only works together with --by_query (-q)")
     if args.places < -1:
         raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
+    if args.header and args.output_format != "tsv":
+        raise CliError("--header only works with -o tsv (jsonl records name their fields)")
     check_input_file(args.qrels, "qrels")
     # the files are read in the background while the rest is imported and checked (see Prefetch);
     # _read_trec_any gives a pyarrow Table when pyarrow reads the file: no str object per line

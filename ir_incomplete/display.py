@@ -244,7 +244,7 @@ def plot_intervals(
     table: pd.DataFrame,
     measure: str | None = None,
     *,
-    reference: pd.Series | Mapping[str, float] | None = None,
+    reference: pd.Series | pd.DataFrame | Mapping[str, float] | None = None,
     sort: bool = True,
     ax: Axes | None = None,
     title: str | None = None,
@@ -255,10 +255,12 @@ def plot_intervals(
     """Per-run point estimates of ``measure`` with their bootstrap intervals, one row per run.
 
     ``measure``: a measure of ``table`` (default: the first one with an interval, else the first).
-    ``reference``: optional values per run (a ``Series``/dict indexed by run name, e.g. the same measure
-    on complete judgments), drawn as crosses. ``sort``: order runs by their point estimate. Draws on
-    ``ax`` or on a new ``matplotlib.figure.Figure`` (no pyplot state), writes a PNG to ``path`` when
-    given and returns the ``Axes``.
+    ``reference``: optional values per run, drawn as crosses: a ``Series``/dict indexed by run name, or a
+    results table as ``table`` may be (e.g. what :func:`ir_incomplete.evaluate` returns for the complete
+    judgments, per query or not): of one measure, or holding ``measure`` itself, whose values are taken
+    (a table of several other measures is a ``ValueError`` listing them). ``sort``: order runs by their
+    point estimate. Draws on ``ax`` or on a new ``matplotlib.figure.Figure`` (no pyplot state), writes a
+    PNG to ``path`` when given and returns the ``Axes``.
     """
     long = long_form(table)
     measures = list(dict.fromkeys(long["measure"].tolist()))
@@ -292,7 +294,7 @@ def plot_intervals(
     if (~has).any():
         ax.plot(rows["value"][~has], y[~has], "o", ms=4, label="estimate")
     if reference is not None:
-        ref = pd.Series(reference, dtype=np.float64).reindex(rows["run"].to_numpy())
+        ref = _reference_values(reference, str(measure)).reindex(rows["run"].to_numpy())
         ax.plot(ref.to_numpy(), y, "x", color="black", ms=5, label="reference")
     ax.set_yticks(y)
     ax.set_yticklabels([str(r) for r in rows["run"]], fontsize=7)
@@ -309,3 +311,29 @@ def plot_intervals(
             root = root.figure
         root.savefig(path, dpi=dpi)
     return ax
+
+
+def _reference_values(reference, measure: str) -> pd.Series:
+    """The reference value of each run (a ``Series`` indexed by run name) from what :func:`plot_intervals`
+    accepts as ``reference``."""
+    if not isinstance(reference, pd.DataFrame):
+        try:
+            return pd.Series(reference, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"reference must be a Series or dict of values by run name, or a results table (DataFrame); "
+                f"got {type(reference).__name__}: {exc}"
+            ) from None
+    long = long_form(reference)
+    measures = list(dict.fromkeys(long["measure"].tolist()))
+    if measure in measures:
+        chosen = measure
+    elif len(measures) == 1:
+        chosen = measures[0]
+    else:
+        raise ValueError(
+            f"the reference table holds {len(measures)} measures ({', '.join(measures)}) and not {measure}: "
+            f"pass the rows of one of them, e.g. reference=ref[ref['measure'] == {measures[0]!r}]"
+        )
+    picked = long[long["measure"] == chosen]
+    return pd.Series(picked["value"].to_numpy(dtype=np.float64), index=picked["run"].to_numpy())

@@ -101,8 +101,10 @@ def ppi_mean(
     y: Any,
     yhat: Any,
     yhat_unlabelled: Any,
-    alpha: float = 0.1,
+    alpha: float | None = None,
     lam: float | None = 1.0,
+    *,
+    interval: float | None = None,
 ) -> PPIEstimate:
     """The prediction-powered estimate of a mean and its two-sided CLT confidence interval.
 
@@ -131,9 +133,12 @@ def ppi_mean(
     The interval is symmetric and not clipped to the measure's range.
 
     Raises ``ValueError`` for fewer than 2 labelled or no unlabelled queries, mismatched shapes,
-    non-finite values, ``alpha`` outside (0, 1) or ``lam`` outside [0, 1].
+    non-finite values, ``alpha`` outside (0, 1) or ``lam`` outside [0, 1]. ``interval=0.9`` is the same
+    as ``alpha=0.1`` (the default), as in :func:`ir_incomplete.evaluate`; giving both, they must agree.
     """
-    alpha = _check_alpha(alpha)
+    from ir_incomplete.bootstrap import interval_or_alpha
+
+    alpha = _check_alpha(interval_or_alpha(interval, alpha))
     y = _as_values(y, "y")
     yhat = _as_values(yhat, "yhat")
     unl = _as_values(yhat_unlabelled, "yhat_unlabelled")
@@ -296,11 +301,12 @@ def ppi_evaluate(
     predictions: Any,
     measures: MeasureSpec,
     labelled_queries: Iterable[Any] | None = None,
-    alpha: float = 0.1,
+    alpha: float | None = None,
     power_tuning: bool = False,
     *,
     negative: str = "pooled_unjudged",
     score_precision: str = "float32",
+    interval: float | None = None,
 ) -> pd.DataFrame:
     """Prediction-powered estimates and ``1 - alpha`` confidence intervals of each run's mean measure.
 
@@ -335,8 +341,10 @@ def ppi_evaluate(
     labelled_queries
         The labelled query ids (default: every query of ``qrels``); each must be in ``qrels`` and at
         least 2 are needed. Queries of ``qrels`` not listed are not used as labelled.
-    alpha
-        Error level: the intervals target coverage ``1 - alpha`` (default 0.1: 90 % intervals).
+    alpha, interval
+        The intervals' level: ``interval=0.9`` (as in :func:`ir_incomplete.evaluate`), or its alias the
+        error level ``alpha=0.1``; the intervals target coverage ``interval = 1 - alpha`` (default: 90 %
+        intervals). Giving both, they must agree (``ValueError`` naming both otherwise).
     power_tuning
         ``False``: λ = 1 (PPI); ``True``: λ tuned (PPI++).
     negative, score_precision
@@ -354,7 +362,9 @@ def ppi_evaluate(
 
     if not isinstance(power_tuning, (bool, np.bool_)):
         raise TypeError(f"power_tuning must be True or False, not {power_tuning!r}")
-    alpha = _check_alpha(alpha)
+    from ir_incomplete.bootstrap import interval_or_alpha
+
+    alpha = _check_alpha(interval_or_alpha(interval, alpha))
     measures = as_measures(measures)
     _check_mean_measures(measures)
     human = Qrels.from_any(qrels, negative=negative)

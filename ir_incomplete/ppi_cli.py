@@ -3,7 +3,7 @@
 ::
 
     ir_incomplete ppi QRELS PREDICTIONS RUN [RUN ...] MEASURE [MEASURE ...]
-                      [--alpha 0.1] [--power-tuning] [--labelled-queries Q1,Q2,...]
+                      [--interval 0.9 | --alpha 0.1] [--power-tuning] [--labelled-queries Q1,Q2,...]
                       [-p PLACES] [-o tsv|jsonl] [--negative ...] [--score-precision ...]
 
 ``QRELS``: the human judgments (they define the truth on the labelled queries: by default every query
@@ -42,7 +42,8 @@ def _parser() -> _Parser:
         usage=f"{PROG} ppi [options] QRELS PREDICTIONS RUN [RUN ...] MEASURE [MEASURE ...]",
         description="Prediction-powered inference (Angelopoulos et al., Science 2023; PPI++ with "
         "--power-tuning): each run's mean measure estimated from human judgments on the labelled queries "
-        "and predicted grades on every query, with a 1-alpha confidence interval.",
+        "and predicted grades on every query, with a confidence interval (--interval 0.9, or --alpha 0.1: "
+        "the default).",
         epilog="Output: run, measure, value, lo, hi, lam, n_labelled, n_unlabelled (tsv with a header "
         "line, or jsonl). Exit codes: 0 success; 2 usage or data error; 1 output not written.",
     )
@@ -51,7 +52,16 @@ def _parser() -> _Parser:
     parser.add_argument(
         "items", nargs="+", metavar="RUN... MEASURE", help="run files or directories of run files, then measure strings"
     )
-    parser.add_argument("--alpha", type=float, default=0.1, help="error level: 1-alpha intervals (default 0.1)")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="LEVEL",
+        help="level of the confidence intervals, e.g. 0.9 (default; as --interval of the evaluation)",
+    )
+    parser.add_argument(
+        "--alpha", type=float, default=None, help="the same as an error level: --alpha 0.1 = --interval 0.9"
+    )
     parser.add_argument(
         "--power-tuning", dest="power_tuning", action="store_true", help="tune lambda (PPI++) instead of lambda=1"
     )
@@ -97,6 +107,7 @@ def _run(args) -> list[str]:
 
     if args.places < -1:
         raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
+    alpha = _alpha(args.interval, args.alpha)
     check_input_file(args.qrels, "qrels")
     check_input_file(args.predictions, "predictions")
     run_files, measures = runs_and_measures(args.items, "QRELS PREDICTIONS RUN [RUN ...] MEASURE ...")
@@ -113,7 +124,7 @@ def _run(args) -> list[str]:
             predictions,
             measures,
             labelled_queries=labelled,
-            alpha=args.alpha,
+            alpha=alpha,
             power_tuning=args.power_tuning,
             negative=args.negative,
             score_precision=args.score_precision,
@@ -121,6 +132,24 @@ def _run(args) -> list[str]:
     except (ValueError, TypeError) as exc:
         raise CliError(_one_line(exc), EXIT_DATA) from None
     return _lines(table, args)
+
+
+def _alpha(interval: float | None, alpha: float | None) -> float | None:
+    """The error level of ``--interval`` or ``--alpha`` (``None``: neither, the default); both given and
+    disagreeing, or an interval outside (0, 1), is a ``CliError`` naming the options."""
+    from ir_incomplete.bootstrap import interval_or_alpha
+
+    if interval is None:
+        return alpha
+    if not 0.0 < interval < 1.0:
+        raise CliError(f"--interval must be strictly between 0 and 1, e.g. 0.9 (got {interval})")
+    try:
+        return interval_or_alpha(interval, alpha)
+    except ValueError:
+        raise CliError(
+            f"--interval {interval} and --alpha {alpha} disagree: --interval {interval} means --alpha "
+            f"{round(1.0 - interval, 12):g}; give only one of them"
+        ) from None
 
 
 def main(argv: Sequence[str]) -> int:

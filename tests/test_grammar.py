@@ -622,12 +622,15 @@ def param_strategy(name, spec, at_param):
 
 
 def measure_params_strategy(measure):
-    """Random valid keyword arguments of ``measure``: required parameters always, the others sometimes."""
+    """Random valid keyword arguments of ``measure``: required parameters always, the others sometimes.
+    A predictions file is only valid with ``prior=predicted``, which is then set."""
     required, optional = {}, {}
     for name, spec in measure.SUPPORTED_PARAMS.items():
         strategy = param_strategy(name, spec, measure.AT_PARAM)
         (required if getattr(spec, "required", False) else optional)[name] = strategy
-    return st.fixed_dictionaries(required, optional=optional)
+    return st.fixed_dictionaries(required, optional=optional).map(
+        lambda params: {**params, "prior": "predicted"} if params.get("predictions") is not None else params
+    )
 
 
 @given(data=st.data())

@@ -393,14 +393,20 @@ def _row_items(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=np.int64) + np.repeat(starts - out_starts, lengths)
 
 
-def prepare_runs(runs: Mapping[str, Any], score_precision: str = "float32", topics=None) -> PreparedRuns:
-    """Convert runs (name → any run form) once, independently of any qrels (see :class:`PreparedRuns`).
+def prepare_runs(runs: Any, score_precision: str = "float32", topics=None) -> PreparedRuns:
+    """Convert runs once, independently of any qrels (see :class:`PreparedRuns`).
 
+    ``runs``: whatever :func:`ir_incomplete.evaluate` accepts (:func:`ir_incomplete.api.as_run_mapping`):
+    ``{name: run}`` (any run form), a DataFrame with a ``run`` column, a single run, a run file, a
+    directory of run files or a list of run files; the run names are those ``evaluate`` gives.
     ``topics`` (optional, query ids): keep only these queries (trec_eval ignores queries its qrels do not
     judge). Raises ``ValueError`` on missing columns and non-numeric or non-finite scores.
     """
+    from ir_incomplete.api import as_run_mapping
+
     _check_score_precision(score_precision)
-    return _prepare([(name, _run_columns(run)) for name, run in runs.items()], score_precision, topics)
+    run_map = as_run_mapping(runs)
+    return _prepare([(name, _run_columns(run)) for name, run in run_map.items()], score_precision, topics)
 
 
 def _prepare(columns, score_precision: str, topics=None) -> PreparedRuns:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import re
 import sys
 import threading
@@ -112,6 +113,70 @@ def _answer_ir_measures_command(token, error: Exception):
     raise SystemExit(2)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the ir_incomplete package
+
+
+def _raised_here(tb) -> bool:
+    """True when the innermost frame of traceback ``tb`` is code of this package."""
+    last = tb
+    while last is not None and last.tb_next is not None:
+        last = last.tb_next
+    return last is not None and os.path.abspath(last.tb_frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep)
+
+
+def _one_line_errors_of_ours() -> None:
+    """In the ``ir_measures`` command (which lets every exception end in a traceback): a ``ValueError`` that
+    this package's measures raise while computing (predictions that match no document of the run, …) ends
+    the command as its other errors do, ``ir_measures: error: <message>`` and exit status 2, after the
+    lines already printed. Other exceptions keep Python's traceback."""
+    if getattr(sys.excepthook, _WRAPPER_FLAG, False):
+        return
+    previous = sys.excepthook
+
+    def excepthook(kind, value, tb):
+        if not (issubclass(kind, ValueError) and _raised_here(tb)):
+            return previous(kind, value, tb)
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        sys.stderr.write(f"ir_measures: error: {' '.join(str(value).split()) or kind.__name__}\n")
+        sys.stderr.flush()
+        os._exit(2)  # an exception that reaches the hook ends the process; this gives it the exit status 2
+
+    setattr(excepthook, _WRAPPER_FLAG, True)
+    sys.excepthook = excepthook
+
+
+def _check_for_ir_measures_command(measure) -> None:
+    """Refuse, for the ``ir_measures`` command, a measure it could not compute: ``prior=predicted``
+    without a predictions file named in the measure (that command has no option to pass predictions), or
+    a predictions file that cannot be read; ``ir_measures: error: <message>``, exit status 2."""
+    from ir_incomplete.measures._completion import needs_predictions, read_predictions_file
+
+    if getattr(measure, "_ir_incomplete", False):
+        _one_line_errors_of_ours()
+    message = None
+    if needs_predictions(measure):
+        example = repr(measure(predictions="labels.tsv"))
+        message = (
+            f"{measure!r} needs predicted grades, which the ir_measures command cannot pass: name a "
+            f'predictions file in the measure, e.g. "{example}", or use the ir_incomplete command with '
+            f"--predictions FILE"
+        )
+    else:
+        path = (getattr(measure, "params", None) or {}).get("predictions")
+        if isinstance(path, str) and "predictions" in getattr(measure, "SUPPORTED_PARAMS", {}):
+            try:
+                read_predictions_file(path)
+            except ValueError as exc:
+                message = f"{measure!r}: {exc}"
+    if message is not None:
+        sys.stderr.write(f"ir_measures: error: {' '.join(message.split())}\n")
+        sys.stderr.flush()
+        raise SystemExit(2)
+
+
 def _wrap_parse_measure(original):
     def read(measure):
         if _hostile(measure):
@@ -130,11 +195,14 @@ def _wrap_parse_measure(original):
 
     def parse_measure(measure):
         try:
-            return read(measure)
+            result = read(measure)
         except Exception as error:
             if _called_by_ir_measures_command(sys._getframe(1)):
                 return _answer_ir_measures_command(measure, error)
             raise
+        if _called_by_ir_measures_command(sys._getframe(1)):
+            _check_for_ir_measures_command(result)
+        return result
 
     parse_measure.__doc__ = (
         "Parse a measure string: ``ir_measures``' own ``parse_measure`` first and, when it fails, the "

@@ -4,15 +4,133 @@ with predicted grades for ``prior=predicted``."""
 
 from __future__ import annotations
 
+import os
+import threading
+import weakref
 from typing import Any
 
 import numpy as np
 
 from ir_incomplete.kernels import ndcg as ndcg_kernels
 from ir_incomplete.kernels.bootstrap import dense_grades
+from ir_incomplete.measures.base import Param
 from ir_incomplete.predictions import Predictions
 
-__all__ = ["grade_priors", "judged_counts", "modelled_levels", "completion_setup", "levels_of"]
+__all__ = [
+    "grade_priors",
+    "judged_counts",
+    "modelled_levels",
+    "completion_setup",
+    "levels_of",
+    "PREDICTIONS_PARAM",
+    "check_predictions_param",
+    "needs_predictions",
+    "measure_predictions",
+]
+
+#: the ``predictions`` parameter of the bootstrapped measures: a predictions file named in the measure
+#: string, for ``prior=predicted`` where only measure strings can be given (``compare``, ``pt.Experiment``,
+#: ``ir_measures``' functions and command)
+PREDICTIONS_PARAM = Param(
+    str,
+    default=None,
+    allow_none=True,
+    desc="prior=predicted: a predictions file, quoted (predictions='labels.tsv'), read when the measure is "
+    "computed (a relative path from the working directory); a predictions argument, if also given, is not used",
+)
+
+
+def check_predictions_param(measure) -> None:
+    """``ValueError`` when ``measure`` names a predictions file without ``prior=predicted`` (it would be
+    ignored) or names an empty path."""
+    path = measure.params.get("predictions")
+    if path is None:
+        return
+    name = measure.NAME
+    if not path.strip():
+        raise ValueError(f"{name}: predictions= names no file (an empty path); e.g. predictions='labels.tsv'")
+    if measure.get("prior") != "predicted":
+        raise ValueError(
+            f"{name}: predictions={path!r} is only read with prior=predicted, but prior is {measure.get('prior')}; "
+            f"add prior=predicted or drop predictions="
+        )
+
+
+def needs_predictions(measure) -> bool:
+    """True for a bootstrapped measure with ``prior=predicted`` that names no predictions file (it needs
+    predictions passed to the function that computes it)."""
+    params = getattr(measure, "params", None) or {}
+    return (
+        "predictions" in getattr(measure, "SUPPORTED_PARAMS", {})
+        and params.get("prior") == "predicted"
+        and params.get("predictions") is None
+    )
+
+
+_CACHE_LOCK = threading.Lock()
+_FRAMES: dict[tuple[str, int, int], Any] = {}  # (absolute path, mtime_ns, size) -> read_predictions' frame
+_MAX_FRAMES = 4
+#: (file key, id of the Qrels) -> (weak reference to that Qrels, its Predictions): the last few validated
+_ALIGNED: dict[tuple[tuple[str, int, int], int], tuple[Any, Predictions]] = {}
+
+
+def _file_key(path: str) -> tuple[str, int, int]:
+    full = os.path.abspath(path)
+    try:
+        info = os.stat(full)
+    except FileNotFoundError:
+        raise ValueError(f"predictions file {path!r} does not exist (named by predictions= of the measure)") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read predictions file {path!r}: {exc.strerror or exc}") from None
+    if os.path.isdir(full):
+        raise ValueError(f"predictions {path!r} is a directory, not a file (named by predictions= of the measure)")
+    return full, info.st_mtime_ns, info.st_size
+
+
+def read_predictions_file(path: str):
+    """The predictions of file ``path`` (:func:`ir_incomplete.predictions.read_predictions`), read once
+    while the file is unchanged (same size and modification time); a file that cannot be read is a
+    ``ValueError`` naming it."""
+    from ir_incomplete.predictions import read_predictions
+
+    key = _file_key(path)
+    with _CACHE_LOCK:
+        frame = _FRAMES.get(key)
+    if frame is None:
+        try:
+            frame = read_predictions(path)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"cannot read predictions file {path!r}: not UTF-8 text ({exc.reason})") from None
+        except OSError as exc:
+            raise ValueError(f"cannot read predictions file {path!r}: {exc.strerror or exc}") from None
+        with _CACHE_LOCK:
+            if len(_FRAMES) >= _MAX_FRAMES:
+                _FRAMES.pop(next(iter(_FRAMES)))
+            _FRAMES[key] = frame
+    return frame
+
+
+def measure_predictions(measure, qrels) -> Predictions | None:
+    """The predictions of the file that ``measure`` names (``predictions=``) aligned with ``qrels``, or
+    ``None`` when it names none; validated once per file and qrels."""
+    path = (getattr(measure, "params", None) or {}).get("predictions")
+    if path is None:
+        return None
+    key = _file_key(path)
+    with _CACHE_LOCK:
+        hit = _ALIGNED.get((key, id(qrels)))
+    if hit is not None and hit[0]() is qrels:
+        return hit[1]
+    frame = read_predictions_file(path)
+    try:
+        aligned = Predictions.from_any(frame, qrels)
+    except ValueError as exc:
+        raise type(exc)(f"predictions file {path!r}: {exc}") from None
+    with _CACHE_LOCK:
+        if len(_ALIGNED) >= _MAX_FRAMES:
+            _ALIGNED.pop(next(iter(_ALIGNED)))
+        _ALIGNED[(key, id(qrels))] = (weakref.ref(qrels), aligned)
+    return aligned
 
 
 def levels_of(counts: np.ndarray, levels: int) -> np.ndarray:
@@ -133,12 +251,14 @@ def completion_setup(
     predicted = np.full(codes.shape, -1, dtype=np.int64)
     pred_start = pred_cdf = None
     if kind == "predicted":
-        if predictions is None:
+        own = measure_predictions(measure, qrels)  # a file named in the measure string comes first
+        if own is None and predictions is None:
             raise ValueError(
                 f"{measure!r} needs predicted grades: pass predictions= to ir_incomplete.evaluate (or the "
-                f"bootstrap functions), --predictions FILE on the command line; or choose prior=pool+run"
+                f"bootstrap functions) or --predictions FILE to the ir_incomplete command, or name a file in "
+                f"the measure ({_with_file_example(measure)}); or choose prior=pool+run"
             )
-        pred = Predictions.from_any(predictions, qrels)
+        pred = own if own is not None else Predictions.from_any(predictions, qrels)
         keep = pred.unjudged
         priors = pred.priors(min_count, alpha)[keep]
         p_topic, p_docs = pred.topic[keep], pred.doc_ids[keep]
@@ -180,3 +300,11 @@ def _check_runs(measure, ranked, unjudged: np.ndarray, has_prediction: np.ndarra
             f"the pool+run prior for all of them. Check that the predictions' query and document ids match the "
             f"run's, or use prior=pool+run for it"
         )
+
+
+def _with_file_example(measure) -> str:
+    """``measure``'s string with ``predictions='labels.tsv'`` added, as an example."""
+    try:
+        return repr(measure(predictions="labels.tsv"))
+    except (ValueError, TypeError):  # only an example in a message
+        return f"{measure.NAME}(prior=predicted,predictions='labels.tsv')"

@@ -18,7 +18,7 @@ from ir_measures.measures import ParamInfo
 
 from ir_incomplete.kernels import bootstrap as kernels
 from ir_incomplete.kernels.cells import condense
-from ir_incomplete.measures._completion import completion_setup
+from ir_incomplete.measures._completion import PREDICTIONS_PARAM, completion_setup
 from ir_incomplete.measures.base import NOT_PROVIDED, IncompleteMeasure, Param
 from ir_incomplete.measures.ndcg import (
     ALPHA_PARAM,
@@ -91,6 +91,7 @@ _COMMON: dict[str, ParamInfo] = {
     ),
     "min_count": MIN_COUNT_PARAM,
     "alpha": ALPHA_PARAM,
+    "predictions": PREDICTIONS_PARAM,
 }
 
 

@@ -30,7 +30,14 @@ from ir_measures.measures import ParamInfo
 from ir_incomplete.data import POOLED_UNJUDGED
 from ir_incomplete.kernels import bootstrap as completion_kernels
 from ir_incomplete.kernels import ndcg as kernels
-from ir_incomplete.measures._completion import completion_setup, grade_priors, levels_of, modelled_levels
+from ir_incomplete.measures._completion import (
+    PREDICTIONS_PARAM,
+    check_predictions_param,
+    completion_setup,
+    grade_priors,
+    levels_of,
+    modelled_levels,
+)
 from ir_incomplete.measures.base import IncompleteMeasure, Param
 from ir_incomplete.predictions import DEFAULT_ALPHA, DEFAULT_MIN_COUNT
 
@@ -265,6 +272,10 @@ class Replicated:
 
         def get(self, name: str) -> Any: ...
 
+    def __init__(self, **params):
+        super().__init__(**params)
+        check_predictions_param(self)  # predictions= only with prior=predicted
+
     def setup(self, ranked, qrels, predictions: Any = None) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -463,6 +474,7 @@ class BootstrappedNDCG(Replicated, _CutoffAlwaysShown):
         ),
         "min_count": MIN_COUNT_PARAM,
         "alpha": ALPHA_PARAM,
+        "predictions": PREDICTIONS_PARAM,
         "cutoff": CUTOFF_PARAM,
     }
     METRIC_TYPE = BootstrapMetric
