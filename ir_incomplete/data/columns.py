@@ -178,7 +178,7 @@ def _tuples_columns(items, spec, kind: str):
     else:
         raise ValueError(
             f"{kind} must be a DataFrame, a dict of dicts, an iterable of named tuples "
-            f"({'Qrel' if kind == 'qrels' else 'ScoredDoc'}), or a TREC file path; got {type(first).__name__} items"
+            f"({'ScoredDoc' if kind == 'run' else 'Qrel'}), or a TREC file path; got {type(first).__name__} items"
         )
     cols = list(zip(*[(it[idx[0]], it[idx[1]], it[idx[2]]) for it in items], strict=True))
     return [np.array(cols[0], dtype=object), np.array(cols[1], dtype=object), _values(cols[2])]
