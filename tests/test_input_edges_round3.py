@@ -19,6 +19,8 @@ import pytest
 from ir_incomplete import evaluate, read_trec_run
 from ir_incomplete.cli import main
 from ir_incomplete.data import ids
+from ir_incomplete.judging import judge_next
+from ir_incomplete.ppi import ppi_evaluate
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -274,3 +276,127 @@ def test_a_named_pipe_run_and_qrels_are_read_once_on_the_command_line(tmp_path):
             _unblock(path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["AP\t0.5000", "P@1\t1.0000"]
+
+
+# -- predictions: one reader, one meaning, errors naming the predictions file ----------------------------------
+
+PRED_QRELS = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "c"], "relevance": [1, 1]})
+PREDICTIONS = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["b", "d"], "relevance": [1, 0]})
+PRED_RUN = STACKED[STACKED["run"] == "A"].drop(columns="run")  # a, b, d
+
+
+def _header_table(path, frame=PREDICTIONS, bom=False) -> str:
+    text = "query_id\tdoc_id\trelevance\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in frame.itertuples(index=False))
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode())
+    return str(path)
+
+
+def _prediction_forms(tmp_path) -> dict:
+    pq.write_table(pa.Table.from_pandas(PREDICTIONS, preserve_index=False), tmp_path / "pred.parquet")
+    return {
+        "frame": PREDICTIONS,
+        "table": pa.Table.from_pandas(PREDICTIONS, preserve_index=False),
+        "parquet": str(tmp_path / "pred.parquet"),
+        "header": _header_table(tmp_path / "pred.tsv"),
+        "bom": _header_table(tmp_path / "bom.tsv", bom=True),
+    }
+
+
+@pytest.mark.parametrize("form", ["table", "parquet", "header", "bom"])
+def test_predictions_in_every_form_give_the_values_of_a_dataframe(tmp_path, form):
+    given = _prediction_forms(tmp_path)[form]
+    measure = ["BootAP(prior=predicted, b=50)"]
+    expected = evaluate({"A": PRED_RUN}, PRED_QRELS, measure, predictions=PREDICTIONS)
+    pd.testing.assert_frame_equal(evaluate({"A": PRED_RUN}, PRED_QRELS, measure, predictions=given), expected)
+    pd.testing.assert_frame_equal(
+        judge_next({"A": PRED_RUN, "B": PRED_RUN.iloc[::-1]}, None, budget=3, predictions=given),
+        judge_next({"A": PRED_RUN, "B": PRED_RUN.iloc[::-1]}, None, budget=3, predictions=PREDICTIONS),
+    )
+
+
+PPI_HUMAN = pd.DataFrame(
+    {"query_id": ["q0", "q0", "q1", "q1", "q2", "q2"], "doc_id": ["a", "b"] * 3, "relevance": [1, 0, 0, 1, 1, 1]}
+)
+PPI_PRED = pd.DataFrame(
+    {"query_id": [q for q in ("q0", "q1", "q2", "q3", "q4") for _ in "ab"], "doc_id": ["a", "b"] * 5}
+).assign(relevance=[1, 0, 1, 1, 1, 0, 0, 1, 1, 1])
+PPI_RUN = pd.DataFrame(
+    {"query_id": [q for q in ("q0", "q1", "q2", "q3", "q4") for _ in "ab"], "doc_id": ["a", "b"] * 5, "score": 1.0}
+).assign(score=lambda f: [2.0, 1.0] * 5)
+
+
+@pytest.mark.parametrize("form", ["table", "parquet", "header", "bom"])
+def test_ppi_reads_predictions_in_every_form(tmp_path, form):
+    pq.write_table(pa.Table.from_pandas(PPI_PRED, preserve_index=False), tmp_path / "pred.parquet")
+    given = {
+        "table": pa.Table.from_pandas(PPI_PRED, preserve_index=False),
+        "parquet": str(tmp_path / "pred.parquet"),
+        "header": _header_table(tmp_path / "pred.tsv", PPI_PRED),
+        "bom": _header_table(tmp_path / "bom.tsv", PPI_PRED, bom=True),
+    }[form]
+    expected = ppi_evaluate({"A": PPI_RUN}, PPI_HUMAN, PPI_PRED, ["AP"])
+    pd.testing.assert_frame_equal(ppi_evaluate({"A": PPI_RUN}, PPI_HUMAN, given, ["AP"]), expected)
+
+
+def _truncated_gz(path) -> str:
+    data = gzip.compress(("query_id\tdoc_id\trelevance\n" + "1\tb\t1\n" * 2000).encode())
+    path.write_bytes(data[: len(data) // 2])
+    return str(path)
+
+
+def test_a_truncated_gz_predictions_file_is_one_error_naming_it(tmp_path):
+    path = _truncated_gz(tmp_path / "pred.gz")
+    with pytest.raises(ValueError, match=rf"^cannot read predictions file {re.escape(path)}: truncated or corrupt \("):
+        evaluate({"A": PRED_RUN}, PRED_QRELS, ["BootAP(prior=predicted)"], predictions=path)
+
+
+def _cli_files(tmp_path) -> tuple[str, str]:
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in PPI_HUMAN.itertuples(index=False)))
+    run = tmp_path / "A"
+    run.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in PPI_RUN.itertuples(index=False)))
+    return str(qrels), str(run)
+
+
+def _commands(qrels: str, run: str, predictions: str) -> list[list[str]]:
+    return [
+        [qrels, run, "BootAP(prior=predicted)", "--predictions", predictions],
+        ["ppi", qrels, predictions, run, "AP"],
+        ["judge-next", "--runs", run, "--qrels", qrels, "--budget", "2", "--predictions", predictions],
+    ]
+
+
+def test_the_command_line_reports_a_truncated_predictions_file_in_one_line(tmp_path, capsys):
+    path = _truncated_gz(tmp_path / "pred.gz")
+    for argv in _commands(*_cli_files(tmp_path), path):
+        code = main(argv)
+        out, err = capsys.readouterr()
+        assert code == 2, argv
+        assert err.startswith(f"ir_incomplete: error: cannot read predictions file {path}: truncated or corrupt ("), err
+        assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_errors_in_a_predictions_file_call_it_a_predictions_file(tmp_path, capsys):
+    bad = tmp_path / "pred"
+    bad.write_text("q0 0 a 1\nq0 0 b x\n")
+    for argv in _commands(*_cli_files(tmp_path), str(bad)):
+        code = main(argv)
+        _, err = capsys.readouterr()
+        assert code == 2, argv
+        assert err == (
+            f"ir_incomplete: error: malformed predictions line: {bad}:2: relevance 'x' is not a number: 'q0 0 b x'\n"
+        )
+
+
+def test_every_command_takes_a_predictions_table_with_a_header(tmp_path, capsys):
+    qrels, run = _cli_files(tmp_path)
+    header = _header_table(tmp_path / "pred.tsv", PPI_PRED)
+    trec = tmp_path / "pred.qrels"
+    trec.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in PPI_PRED.itertuples(index=False)))
+    for with_header, as_qrels in zip(_commands(qrels, run, header), _commands(qrels, run, str(trec)), strict=True):
+        code = main(with_header)
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert main(as_qrels) == 0
+        expected, _ = capsys.readouterr()
+        assert out.replace(header, str(trec)) == expected
