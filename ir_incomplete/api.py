@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import PreparedRuns, Qrels, _prepare, _run_columns, read_trec_run, run_columns
-from ir_incomplete.data.columns import _read_run
+from ir_incomplete.data.columns import _has_run_column, _read_run, _single_run
 from ir_incomplete.provider import as_incomplete, computable
 
 __all__ = ["evaluate", "as_measures", "as_run_mapping", "extra_columns", "TOPIC_SETS"]
@@ -147,12 +147,6 @@ def _add_file(out: _Runs, path, read=None) -> None:
         out.add(_run_name(path), table, where)
 
 
-def _has_run_column(data) -> bool:
-    if isinstance(data, pd.DataFrame):
-        return RUN_COLUMN in data.columns
-    return is_arrow_table(data) and RUN_COLUMN in data.column_names
-
-
 def _split_runs(table) -> dict[str, Any]:
     """``{name: run}`` of a DataFrame or pyarrow Table with a ``run`` column: one run per value, in order
     of first appearance."""
@@ -204,31 +198,6 @@ def _split_run_table(table) -> dict[str, Any]:
     return out.runs
 
 
-def _one_run(run, key) -> Any:
-    """``run``, refused when it is a table whose ``run`` column names several runs: given as one run
-    (the value of ``key``), they would be scored as one merged run."""
-    if not _has_run_column(run):
-        return run
-    if isinstance(run, pd.DataFrame):
-        column = run[RUN_COLUMN]
-        values = column.iloc[:, 0].to_numpy() if isinstance(column, pd.DataFrame) else column.to_numpy()
-        several = len(values) > 1 and bool((values[1:] != values[:-1]).any())
-        distinct = list(pd.unique(values)) if several else []
-    else:
-        import pyarrow.compute as pc
-
-        distinct = pc.unique(run.column(RUN_COLUMN)).to_pylist()
-    distinct = [v for v in distinct if not pd.isna(v)]
-    if len(distinct) > 1:
-        shown = ", ".join(repr(_plain(v)) for v in distinct[:3]) + (", ..." if len(distinct) > 3 else "")
-        raise ValueError(
-            f"run {_plain(key)!r} has a 'run' column with {len(distinct)} values ({shown}): it holds several "
-            f"runs, which would be scored as one; give the table itself as the runs (one run per value of "
-            f"'run'), or one run per key"
-        )
-    return run
-
-
 def as_run_mapping(runs) -> dict[str, Any]:
     """Normalise the ``runs`` argument of :func:`evaluate` to an ordered ``{name: run}``.
 
@@ -256,7 +225,7 @@ def _run_mapping(runs, read=None) -> dict[str, Any]:
             return {"run": runs}
         out = _Runs()
         for key, run in runs.items():
-            out.add(key, _one_run(run, key), f"key {_plain(key)!r}")
+            out.add(key, _single_run(run, key), f"key {_plain(key)!r}")
         return out.runs
     if isinstance(runs, (str, os.PathLike)):
         if isinstance(runs, str) and "\n" in runs:
@@ -413,7 +382,8 @@ def _evaluate_with_intervals(
     others = [m for m in measures if not computable(m)]
     if ours and others and run_map is not None:  # both paths read every run: read files once
         run_map = {
-            name: read_trec_run(run) if isinstance(run, (str, os.PathLike)) else run for name, run in run_map.items()
+            name: _single_run(read_trec_run(run), run) if isinstance(run, (str, os.PathLike)) else run
+            for name, run in run_map.items()
         }
     if ours:
         # per measure: {"value": grid, extra column: grid}, filled with the values of unanswered queries

@@ -85,6 +85,9 @@ STACKED = pd.DataFrame(
 EXPECTED = {("A", "AP"): 0.5, ("A", "NumRet"): 3.0, ("B", "AP"): 1 / 6, ("B", "NumRet"): 3.0}
 
 
+EMPTY_MEASURES = [["AP"], ["P@1"], ["AP", "P@1"]]  # ours, another provider's, both
+
+
 def summary(table) -> dict:
     return {(r, m): v for r, m, v in zip(table["run"], table["measure"], table["value"], strict=True)}
 
@@ -143,6 +146,17 @@ def test_a_table_of_several_runs_given_as_one_run_is_refused(form):
     assert summary(evaluate({"x": one}, QRELS, ["AP"], per_query=False)) == pytest.approx({("x", "AP"): 0.5})
 
 
+@pytest.mark.parametrize("measures", EMPTY_MEASURES)
+def test_a_parquet_file_of_several_runs_given_as_one_run_is_refused(tmp_path, measures):
+    pq.write_table(pa.Table.from_pandas(STACKED, preserve_index=False), tmp_path / "both.parquet")
+    path = str(tmp_path / "both.parquet")
+    with pytest.raises(ValueError, match=rf"run '{re.escape(path)}' has a 'run' column with 2 values \('A', 'B'\)"):
+        evaluate({"x": path}, QRELS, measures)
+    pq.write_table(pa.Table.from_pandas(STACKED.iloc[:3], preserve_index=False), tmp_path / "one.parquet")
+    got = evaluate({"x": str(tmp_path / "one.parquet")}, QRELS, ["AP"], per_query=False)
+    assert summary(got) == pytest.approx({("x", "AP"): 0.5})
+
+
 def test_a_table_whose_run_column_has_a_missing_value_is_refused():
     table = pa.Table.from_pandas(STACKED.assign(run=["A", "A", None, "B", "B", "B"]), preserve_index=False)
     with pytest.raises(ValueError, match=r"the 'run' column has 1 missing value\(s\), first at row 2"):
@@ -165,9 +179,6 @@ def test_an_empty_gz_qrels_file_is_refused(tmp_path):
     (tmp_path / "qrels.gz").write_bytes(b"")
     with pytest.raises(ValueError, match=r"cannot read qrels file .*qrels\.gz: truncated or corrupt \(an empty"):
         evaluate(STACKED[STACKED["run"] == "A"], str(tmp_path / "qrels.gz"), ["AP"])
-
-
-EMPTY_MEASURES = [["AP"], ["P@1"], ["AP", "P@1"]]  # ours, another provider's, both
 
 
 @pytest.mark.parametrize("measures", EMPTY_MEASURES)
