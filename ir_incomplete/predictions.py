@@ -187,7 +187,7 @@ def _open_predictions(source):
     """A text handle of a predictions file (:class:`_Content` or a path, ``.gz`` allowed), UTF-8 with an
     optional byte order mark."""
     if isinstance(source, _Content):
-        return io.StringIO(source.data.decode("utf-8-sig"))
+        return io.TextIOWrapper(io.BytesIO(source.data), encoding="utf-8-sig")
     path = os.fspath(source)
     if str(path).endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8-sig")

@@ -8,6 +8,10 @@ by pyarrow's multi-threaded CSV reader, ids kept as Arrow strings (pandas ``str`
 does not read exactly as the whitespace rule says (several spaces, leading or trailing blanks, mixed
 separators, a bad line) is read by pandas' parser instead, which accepts every file it accepted before
 and reports a malformed line the same way: both paths accept the same files and give the same values.
+
+A file that can be read only once (a named pipe, a process substitution such as ``<(zcat run.gz)``) is
+read whole, once, into memory (gzip data is recognised by its first bytes there); an empty ``.gz`` file
+is refused as a truncated one.
 """
 
 from __future__ import annotations
@@ -103,7 +107,7 @@ def _open_text(source):
     if isinstance(source, str) and "\n" in source:
         return io.StringIO(source)
     if isinstance(source, _Content):
-        return io.StringIO(source.data.decode("utf-8-sig"))
+        return io.TextIOWrapper(io.BytesIO(source.data), encoding="utf-8-sig")
     path = os.fspath(source)
     if str(path).endswith(".gz"):
         return gzip.open(path, "rt")
