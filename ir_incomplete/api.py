@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ir_incomplete.data.columns import _plain
-from ir_incomplete.data.readers import run_directory_entries
+from ir_incomplete.data.ids import first_null, is_arrow_table
+from ir_incomplete.data.readers import RUN_COLUMN, parquet_run_column, read_once, run_directory_entries
 
 if TYPE_CHECKING:
     import ir_measures
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import PreparedRuns, Qrels, _prepare, _run_columns, read_trec_run, run_columns
+from ir_incomplete.data.columns import _has_run_column, _read_run, _single_run
 from ir_incomplete.provider import as_incomplete, computable
 
 __all__ = ["evaluate", "as_measures", "as_run_mapping", "extra_columns", "TOPIC_SETS"]
@@ -105,14 +108,15 @@ class _Runs:
         self.sources[key] = source
 
 
-def _add_path(out: _Runs, path) -> None:
+def _add_path(out: _Runs, path, read=None) -> None:
     """Add a run file, or every run file of a directory (hidden files and sub-directories are skipped; a
-    link that leads nowhere, or to something that is not a file, is an error naming it)."""
+    link that leads nowhere, or to something that is not a file, is an error naming it). ``read``: the
+    reader of the files read now (:func:`_add_file`; default :func:`ir_incomplete.data.columns._read_run`)."""
     if os.path.isdir(path):
         for full in run_directory_entries(path):
             f = os.path.basename(full)
             if os.path.isfile(full):
-                out.add(_run_name(f), full, f"file {full!r}")
+                _add_file(out, full, read)
             elif os.path.islink(full) and not os.path.isdir(full):
                 raise ValueError(
                     f"run directory {os.fspath(path)!r} holds {f!r}, a link to {os.readlink(full)!r}, "
@@ -123,7 +127,32 @@ def _add_path(out: _Runs, path) -> None:
                     f"run directory {os.fspath(path)!r} holds {f!r}, which is not a regular file; remove it"
                 )
     else:
-        out.add(_run_name(path), path, f"file {os.fspath(path)!r}")
+        _add_file(out, path, read)
+
+
+def _add_file(out: _Runs, path, read=None) -> None:
+    """Add a run file under its name, to be read when it is evaluated; read it now when it can be read
+    only once (a named pipe, ``<(zcat run.gz)``: read once, kept in memory) or when it is a parquet file
+    with a ``run`` column, which holds one run per value of that column, as a DataFrame with that column
+    does."""
+    where = f"file {os.fspath(path)!r}"
+    if not (read_once(path) or parquet_run_column(path)):
+        out.add(_run_name(path), path, where)
+        return
+    table = (read or _read_run)(path)
+    if _has_run_column(table):
+        for name, part in _split_runs(table).items():
+            out.add(name, part, f"'run' value {name!r} of {where}")
+    else:
+        out.add(_run_name(path), table, where)
+
+
+def _split_runs(table) -> dict[str, Any]:
+    """``{name: run}`` of a DataFrame or pyarrow Table with a ``run`` column: one run per value, in order
+    of first appearance."""
+    if isinstance(table, pd.DataFrame):
+        return _split_run_column(table)
+    return _split_run_table(table)
 
 
 def _split_run_column(frame: pd.DataFrame) -> dict[str, Any]:
@@ -140,38 +169,76 @@ def _split_run_column(frame: pd.DataFrame) -> dict[str, Any]:
     return out.runs
 
 
+def _split_run_table(table) -> dict[str, Any]:
+    """:func:`_split_run_column` of a pyarrow Table: the rows of each run taken in Arrow (no ``str``
+    object per id); runs whose rows are already together are slices, not copies."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if table.column_names.count(RUN_COLUMN) > 1:
+        raise ValueError(f"run Arrow table has {table.column_names.count(RUN_COLUMN)} columns named 'run'; keep one")
+    column = table.column(RUN_COLUMN)
+    missing = first_null(column)
+    if missing is not None:
+        raise ValueError(
+            f"the 'run' column has {column.null_count} missing value(s), first at row {missing}; every row "
+            f"must name its run"
+        )
+    encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    names = encoded.dictionary.to_pylist()
+    counts = np.bincount(codes, minlength=len(names))
+    if len(codes) and not (codes[1:] >= codes[:-1]).all():  # the rows of some run are not together
+        table = table.take(pa.array(np.argsort(codes, kind="stable")))
+    out = _Runs()
+    start = 0
+    for name, count in zip(names, counts.tolist(), strict=True):
+        out.add(name, table.slice(start, count), f"'run' value {name!r}")
+        start += count
+    return out.runs
+
+
 def as_run_mapping(runs) -> dict[str, Any]:
     """Normalise the ``runs`` argument of :func:`evaluate` to an ordered ``{name: run}``.
 
-    Accepted: a mapping name → run (any run form); a DataFrame with a ``run`` column (one run per
-    value); a single run (DataFrame, dict of dicts, iterable of ``ScoredDoc``); a TREC run file; a
-    directory of run files; a list of run files. One-shot iterators (generators) are read once into
+    Accepted: a mapping name → run (any run form); a DataFrame, a pyarrow Table or a parquet file
+    with a ``run`` column (one run per value, in order of first appearance; also in a directory or a
+    list of files); a single run (DataFrame, pyarrow Table, dict of dicts, iterable of ``ScoredDoc``);
+    a TREC run file; a directory of run files; a list of run files. A table given as one run (the
+    value of a mapping) whose ``run`` column holds several values is refused. A file that can be read
+    only once (a named pipe, ``<(zcat run.gz)``) is read here, once. One-shot iterators (generators) are read once into
     lists. Names are ``str``; two different runs whose names coincide (``1`` and ``'1'``, files
     ``run1`` and ``run1.gz``, ``A/run1`` and ``B/run1``) are a ``ValueError`` naming both.
     """
-    if isinstance(runs, pd.DataFrame):
-        if "run" in runs.columns:
-            return _split_run_column(runs)
+    return _run_mapping(runs)
+
+
+def _run_mapping(runs, read=None) -> dict[str, Any]:
+    """:func:`as_run_mapping`; ``read``: the reader of the run files read at once (see :func:`_add_file`;
+    the command line's reads files in the background)."""
+    if isinstance(runs, pd.DataFrame) or is_arrow_table(runs):
+        if _has_run_column(runs):
+            return _split_runs(runs)
         return {"run": runs}
     if isinstance(runs, Mapping):
         if _looks_like_single_dict_run(runs):
             return {"run": runs}
         out = _Runs()
         for key, run in runs.items():
-            out.add(key, run, f"key {_plain(key)!r}")
+            out.add(key, _single_run(run, key), f"key {_plain(key)!r}")
         return out.runs
     if isinstance(runs, (str, os.PathLike)):
         if isinstance(runs, str) and "\n" in runs:
             return {"run": runs}
         out = _Runs()
-        _add_path(out, runs)
+        _add_path(out, runs, read)
         return out.runs
     if isinstance(runs, (list, tuple)) and runs and all(isinstance(r, (str, os.PathLike)) for r in runs):
         out = _Runs()
         for path in runs:
             if isinstance(path, str) and "\n" in path:
                 raise ValueError("a list of runs must hold file or directory paths, not run text")
-            _add_path(out, path)
+            _add_path(out, path, read)
         return out.runs
     return {"run": _reusable(runs)}
 
@@ -316,7 +383,8 @@ def _evaluate_with_intervals(
     others = [m for m in measures if not computable(m)]
     if ours and others and run_map is not None:  # both paths read every run: read files once
         run_map = {
-            name: read_trec_run(run) if isinstance(run, (str, os.PathLike)) else run for name, run in run_map.items()
+            name: _single_run(read_trec_run(run), run) if isinstance(run, (str, os.PathLike)) else run
+            for name, run in run_map.items()
         }
     if ours:
         # per measure: {"value": grid, extra column: grid}, filled with the values of unanswered queries
@@ -361,7 +429,7 @@ def _evaluate_with_intervals(
     if run_map is None and prepared is not None and (others or (topics == "run" and not ours)):
         run_map = prepared.frames()  # the converted runs as frames, for ir_measures and answered pairs
     if others:
-        frames.extend(_evaluate_elsewhere(run_map, judged, others))
+        frames.extend(_evaluate_elsewhere(run_map, judged, others, warn_empty=not ours))
     result = pd.concat(frames, ignore_index=True)
     if topics == "run":
         if ours:
@@ -436,6 +504,8 @@ def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | 
     size, first = 0, 0
     for i, (name, run) in enumerate(run_map.items()):
         columns = _run_columns(run)
+        if len(columns[0]) == 0:
+            _warn_empty(name)
         if chunk and chunk_rows is not None and size + len(columns[0]) > chunk_rows:
             for ranked in _prepare(chunk, score_precision, judged.topic_index).rank_blocks(judged, None, chunk_rows):
                 yield first, ranked
@@ -451,6 +521,8 @@ def _run_chunks(run_map, judged: Qrels, score_precision: str, chunk_rows: int | 
 def _prepared_chunks(prepared: PreparedRuns, judged: Qrels, chunk_rows: int | None):
     """:func:`_run_chunks` for runs converted once (row indices of runs are already global)."""
     sizes = prepared.run_sizes()
+    for name in np.asarray(prepared.run_names, dtype=object)[sizes == 0]:
+        _warn_empty(name)
     start = 0
     while start < len(sizes):
         stop = start + 1
@@ -464,6 +536,15 @@ def _prepared_chunks(prepared: PreparedRuns, judged: Qrels, chunk_rows: int | No
         for ranked in prepared.rank_blocks(judged, runs=slice(start, stop), max_items=chunk_rows):
             yield 0, ranked
         start = stop
+
+
+def _warn_empty(name) -> None:
+    """Warn that the run ``name`` has no rows (an empty file or table: valid, but rarely meant)."""
+    warnings.warn(
+        f"run {str(name)!r} retrieves nothing: it has no rows, so every query is scored as answered by no document",
+        UserWarning,
+        stacklevel=5,
+    )
 
 
 def _answered_pairs(run_map) -> pd.MultiIndex:
@@ -493,9 +574,10 @@ def _aggregate(per_query: pd.DataFrame, measures) -> pd.DataFrame:
     return out
 
 
-def _evaluate_elsewhere(run_map, judged: Qrels, measures) -> Iterable[pd.DataFrame]:
+def _evaluate_elsewhere(run_map, judged: Qrels, measures, warn_empty: bool = False) -> Iterable[pd.DataFrame]:
     """Measures we do not compute, by ``ir_measures``' providers (one evaluator per provider); a
-    provider's failure is a :class:`ir_incomplete.other_providers.ProviderError` naming it."""
+    provider's failure is a :class:`ir_incomplete.other_providers.ProviderError` naming it.
+    ``warn_empty``: warn of a run without rows (when no measure of ours did)."""
     from ir_incomplete.other_providers import iter_metrics, provider_groups
 
     groups = provider_groups(measures)
@@ -507,6 +589,8 @@ def _evaluate_elsewhere(run_map, judged: Qrels, measures) -> Iterable[pd.DataFra
     )
     for name, run in run_map.items():
         qids, dids, scores = run_columns(run)
+        if warn_empty and len(qids) == 0:
+            _warn_empty(name)
         rows = [
             (name, m.query_id, repr(m.measure), float(m.value))
             for _, m in iter_metrics(groups, qrels, [(name, _dict_of_dicts(qids, dids, scores))])

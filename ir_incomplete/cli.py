@@ -9,7 +9,8 @@ once)::
 
 After ``QRELS``, the leading arguments that name existing files or directories are runs (a directory
 stands for every non-hidden file in it; a run is named after its file, without ``.gz`` or ``.parquet``;
-``*.parquet`` files hold ``query_id/doc_id/score`` or ``qid/docno/score`` columns); the remaining
+``*.parquet`` files hold ``query_id/doc_id/score`` or ``qid/docno/score`` columns, and with a ``run``
+column one run per value); the remaining
 arguments are measure strings. One argument may hold several measures separated by whitespace
 (``'AP P@5'``), as with ``ir_measures``. With exactly one run the output is exactly ``ir_measures``'
 (``measure<TAB>value``; with ``-q`` ``query_id<TAB>measure<TAB>value`` followed by the ``all`` summary
@@ -56,6 +57,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -318,8 +320,8 @@ def _evaluation_parser() -> _Parser:
         "--predictions",
         metavar="FILE",
         default=None,
-        help="predicted grades for prior=predicted (a qrels file, or a table with a header: query_id doc_id "
-        "relevance [p0 p1 ...]); a measure that names its own file (predictions='FILE') reads that one",
+        help="predicted grades for prior=predicted (a qrels file, a table with a header: query_id doc_id "
+        "relevance [p0 p1 ...], or parquet); a measure that names its own file (predictions='FILE') reads that one",
     )
     parser.add_argument(
         "--interval",
@@ -345,36 +347,45 @@ def _version() -> str:
     return __version__
 
 
-def _collect_runs(paths: Sequence[str]) -> dict[str, str]:
-    """``{run name: path}`` of run files and directories; two different files of one name are an error."""
-    from ir_incomplete.api import as_run_mapping
+def _collect_runs(paths: Sequence[str], read_run: Callable[[str], Any] | None = None) -> dict[str, Any]:
+    """``{run name: path}`` of run files and directories; two different files of one name are an error.
+    A file read at once is there as its table: a parquet file with a ``run`` column (one run per value)
+    or a file that can be read only once (a named pipe), read by ``read_run`` (default: the package's
+    run reader)."""
+    from ir_incomplete.api import _run_mapping
 
-    runs: dict[str, str] = {}
+    runs: dict[str, Any] = {}
+    origins: dict[str, str] = {}  # the file (or argument) each run comes from
     for path in paths:
         try:
-            found = as_run_mapping(path)
+            found = _run_mapping(path, read_run)
         except (ValueError, OSError) as exc:  # e.g. two files of one name in a directory
             raise CliError(_one_line(exc), EXIT_USAGE) from None
         if os.path.isdir(path) and not found:
             raise CliError(f"directory {path!r} holds no run files")
-        for name, file in found.items():
+        for name, run in found.items():
+            origin = run if isinstance(run, str) else path
             if name in runs:
-                if os.path.realpath(runs[name]) == os.path.realpath(file):
-                    continue
+                if isinstance(run, str) and isinstance(runs[name], str):
+                    if os.path.realpath(runs[name]) == os.path.realpath(run):
+                        continue
                 raise CliError(
-                    f"two runs are named {name!r} ({runs[name]!r} and {file!r}); "
-                    f"run names come from file names, so rename one"
+                    f"two runs are named {name!r} ({origins[name]!r} and {origin!r}); run names come from "
+                    f"file names (or from the 'run' column of a parquet file), so rename one"
                 )
-            runs[name] = file
+            runs[name], origins[name] = run, origin
     return runs
 
 
-def _read(reader, path: str, what: str):
+def _read(reader, path: Any, what: str):
+    """``reader(path)`` with its errors as one line (exit 2); a run already read (not a path) as it is."""
+    if not isinstance(path, (str, os.PathLike)):
+        return path
     try:
         return reader(path)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         detail = _one_line(exc) or type(exc).__name__
-        message = detail if path in detail else f"cannot read {what} file {path!r}: {detail}"
+        message = detail if os.fspath(path) in detail else f"cannot read {what} file {path!r}: {detail}"
         raise CliError(message, EXIT_DATA) from None
 
 
@@ -535,7 +546,7 @@ def _evaluate(args) -> list[str]:
 def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
     from ir_incomplete.api import DEFAULT_CHUNK_ROWS, _evaluate_with_intervals, extra_columns
 
-    run_files, measures = runs_and_measures(args.items, "QRELS RUN [RUN ...] MEASURE ...")
+    run_files, measures = runs_and_measures(args.items, "QRELS RUN [RUN ...] MEASURE ...", read_trec_run)
     if args.output_format == "jsonl" and args.places != DEFAULT_PLACES:
         sys.stderr.write("--places is ignored when using --output_format jsonl\n")
 
@@ -552,20 +563,24 @@ def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
             raise CliError(f"predictions file {args.predictions!r} does not exist")
         predictions = _read(read_predictions, args.predictions, "predictions")
     runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
-    try:
-        per_query, bounds = _evaluate_with_intervals(
-            runs,
-            qrels,
-            measures,
-            args.negative,
-            args.score_precision,
-            args.topics,
-            DEFAULT_CHUNK_ROWS,
-            predictions,
-            args.interval,
-        )
-    except (ValueError, TypeError, NameError) as exc:
-        raise CliError(_one_line(exc), EXIT_DATA) from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            per_query, bounds = _evaluate_with_intervals(
+                runs,
+                qrels,
+                measures,
+                args.negative,
+                args.score_precision,
+                args.topics,
+                DEFAULT_CHUNK_ROWS,
+                predictions,
+                args.interval,
+            )
+        except (ValueError, TypeError, NameError) as exc:
+            raise CliError(_one_line(exc), EXIT_DATA) from None
+    for warning in dict.fromkeys(_one_line(w.message) for w in caught):  # each once, in order
+        sys.stderr.write(f"{PROG}: warning: {warning}\n")
     if per_query.empty:
         raise CliError("nothing could be evaluated (no query of the qrels has a judgment)", EXIT_DATA)
     names = list(runs)
@@ -629,17 +644,20 @@ def _leading_paths(items: Sequence[str]) -> list[str]:
     return list(items[:n])
 
 
-def runs_and_measures(items: Sequence[str], usage: str) -> tuple[dict[str, str], list]:
-    """The run files (``{name: path}``) and measures of the positional arguments ``RUN ... MEASURE ...``:
-    the leading arguments that exist on disk are runs (files or directories), the rest measures
-    (``usage``: the command's positional arguments, for the messages)."""
+def runs_and_measures(
+    items: Sequence[str], usage: str, read_run: Callable[[str], Any] | None = None
+) -> tuple[dict[str, Any], list]:
+    """The run files (``{name: path}``, or a table read at once: see :func:`_collect_runs`) and measures of
+    the positional arguments ``RUN ... MEASURE ...``: the leading arguments that exist on disk are runs
+    (files or directories), the rest measures (``usage``: the command's positional arguments, for the
+    messages)."""
     items = list(items)
     n_runs = len(_leading_paths(items))
     if n_runs == 0:
         raise CliError(f"run file {items[0]!r} does not exist (give {usage})")
     if n_runs == len(items):
         raise CliError("no measures given after the runs (e.g. 'AP' 'infAP(c=1.5)@10'); see 'ir_incomplete measures'")
-    return _collect_runs(items[:n_runs]), _parse_measures(items[n_runs:])
+    return _collect_runs(items[:n_runs], read_run), _parse_measures(items[n_runs:])
 
 
 def run_command(parser: argparse.ArgumentParser, body: Callable[[Any], list[str]], argv: Sequence[str]) -> int:

@@ -23,7 +23,6 @@ module about nothing beyond numpy and pandas. The tests check equality with ``pp
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -187,19 +186,9 @@ _GRADE_COLUMNS = ("relevance", "label")
 
 def _prediction_frame(predictions) -> pd.DataFrame:
     """``query_id, doc_id, relevance`` of the predictions, checked: no duplicate (query, doc), grades ≥ 0."""
-    from ir_incomplete.data import Qrels, read_trec_qrels
+    from ir_incomplete.predictions import read_predictions
 
-    if isinstance(predictions, Qrels):
-        frame = predictions.to_frame()
-    elif isinstance(predictions, (str, os.PathLike)):
-        frame = read_trec_qrels(predictions)
-    elif isinstance(predictions, pd.DataFrame):
-        frame = predictions
-    else:
-        try:
-            frame = Qrels.from_any(predictions, negative="zero").to_frame()
-        except ValueError as exc:
-            raise ValueError(f"predictions: {exc}") from None
+    frame = read_predictions(predictions)
     names = []
     for choices in (_QUERY_COLUMNS, _DOC_COLUMNS, _GRADE_COLUMNS):
         found = next((c for c in choices if c in frame.columns), None)
@@ -332,8 +321,10 @@ def ppi_evaluate(
         Human judgments (any qrels form); they define the truth on the labelled queries.
     predictions
         Predicted grades, qrels-like: a DataFrame with ``query_id, doc_id, relevance`` (or
-        ``qid, docno, label``; other columns, e.g. per-grade probabilities, are ignored), a TREC qrels
-        file, a dict of dicts or ``Qrel`` tuples. Grades are integers ≥ 0, one per (query, document).
+        ``qid, docno, label``; other columns, e.g. per-grade probabilities, are ignored) or any other
+        form :func:`ir_incomplete.predictions.read_predictions` reads (a pyarrow Table, a TREC qrels
+        file, a table file with a header line, parquet, a dict of dicts or ``Qrel`` tuples). Grades are
+        integers ≥ 0, one per (query, document).
         They must cover every labelled query; the queries they cover besides are the unlabelled ones.
     measures
         Measures or measure strings (anything :func:`ir_incomplete.evaluate` computes) whose summary is

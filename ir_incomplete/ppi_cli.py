@@ -48,7 +48,11 @@ def _parser() -> _Parser:
         "line, or jsonl). Exit codes: 0 success; 2 usage or data error; 1 output not written.",
     )
     parser.add_argument("qrels", metavar="QRELS", help="human judgments (TREC qrels; .gz allowed)")
-    parser.add_argument("predictions", metavar="PREDICTIONS", help="predicted grades, in the TREC qrels format")
+    parser.add_argument(
+        "predictions",
+        metavar="PREDICTIONS",
+        help="predicted grades: a qrels file, a table with a header line (query_id doc_id relevance) or parquet",
+    )
     parser.add_argument(
         "items", nargs="+", metavar="RUN... MEASURE", help="run files or directories of run files, then measure strings"
     )
@@ -104,6 +108,7 @@ def _lines(table, args) -> list[str]:
 def _run(args) -> list[str]:
     from ir_incomplete.data import read_trec_qrels, read_trec_run
     from ir_incomplete.ppi import ppi_evaluate
+    from ir_incomplete.predictions import read_predictions
 
     if args.places < -1:
         raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
@@ -115,7 +120,7 @@ def _run(args) -> list[str]:
     if args.labelled is not None:
         labelled = [q.strip() for q in args.labelled.split(",") if q.strip()]
     qrels = _read(read_trec_qrels, args.qrels, "qrels")
-    predictions = _read(read_trec_qrels, args.predictions, "predictions")
+    predictions = _read(read_predictions, args.predictions, "predictions")
     runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
     try:
         table = ppi_evaluate(

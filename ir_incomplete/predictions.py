@@ -27,15 +27,29 @@ that the qrels do not have are ignored (those queries are not evaluated).
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ir_incomplete.data import POOLED_UNJUDGED, UNPOOLED, Qrels, read_trec_qrels
-from ir_incomplete.data.columns import _ids, _plain
+from ir_incomplete.data import POOLED_UNJUDGED, UNPOOLED, Qrels
+from ir_incomplete.data.columns import _QREL_COLUMNS, _ids, _plain, _tuples_columns
+from ir_incomplete.data.ids import is_arrow_table
+from ir_incomplete.data.readers import (
+    _DECODE_ERRORS,
+    _arrow_frame,
+    _Content,
+    _is_parquet,
+    _native,
+    _read_once,
+    _read_trec,
+    _source_name,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,19 +83,29 @@ class PredictionError(ValueError):
 
 
 def read_predictions(source: Any) -> pd.DataFrame:
-    """Predictions as a DataFrame with ``query_id, doc_id`` (``str``), ``relevance`` and/or ``p0 .. pM``.
+    """Predictions as a DataFrame with ``query_id, doc_id`` (``str``), ``relevance`` and/or ``p0 .. pM``:
+    the one reader of predicted grades, for ``evaluate(predictions=)``, ``--predictions``,
+    :func:`ir_incomplete.ppi.ppi_evaluate` (``ir_incomplete ppi``) and
+    :func:`ir_incomplete.judging.judge_next` (``ir_incomplete judge-next``).
 
-    ``source``: a DataFrame (``query_id/doc_id/relevance`` or ``qid/docno/label``, optional ``pN``
-    columns), a dict of dicts ``{query_id: {doc_id: grade}}``, or a file path: a TREC qrels file
-    (``query_id 0 doc_id grade``), or a delimited text file (tab, comma or whitespace) whose first line
-    names the columns (``query_id doc_id relevance p0 p1 p2``). The input is never modified.
+    ``source``: a DataFrame or a pyarrow Table (``query_id/doc_id/relevance`` or ``qid/docno/label``,
+    optional ``pN`` columns), a dict of dicts ``{query_id: {doc_id: grade}}``, an iterable of ``Qrel``
+    (or ``(query_id, doc_id, grade)`` tuples), a :class:`~ir_incomplete.data.Qrels`, or a file path
+    (``.gz`` allowed; also a named pipe, read once): a parquet file (columns as a table), a TREC qrels
+    file (``query_id 0 doc_id grade``), or a delimited text file (tab, comma or whitespace) whose first
+    line names the columns (``query_id doc_id relevance p0 p1 p2``); a UTF-8 byte order mark is skipped.
+    Errors name the "predictions file" (and line). The input is never modified.
     """
-    if isinstance(source, pd.DataFrame):
+    if isinstance(source, Qrels):
+        frame = source.to_frame()
+    elif isinstance(source, pd.DataFrame):
         frame = source.copy()
-    elif isinstance(source, dict):
+    elif is_arrow_table(source):
+        frame = _arrow_frame(source)
+    elif isinstance(source, Mapping):
         rows = []
         for qid, docs in source.items():
-            if not isinstance(docs, dict):
+            if not isinstance(docs, Mapping):
                 raise PredictionError(
                     f"predictions: {{query_id: {{doc_id: grade}}}} expected; query {qid!r} maps to a "
                     f"{type(docs).__name__}"
@@ -90,9 +114,16 @@ def read_predictions(source: Any) -> pd.DataFrame:
         frame = pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
     elif isinstance(source, (str, os.PathLike)):
         frame = _read_file(source)
+    elif hasattr(source, "__iter__") and not isinstance(source, (bytes, str)):
+        try:
+            qids, dids, grades = _tuples_columns(source, _QREL_COLUMNS, "predictions")
+        except ValueError as exc:
+            raise PredictionError(str(exc)) from None
+        frame = pd.DataFrame({"query_id": qids, "doc_id": dids, "relevance": grades})
     else:
         raise PredictionError(
-            f"predictions must be a DataFrame, a dict of dicts or a file path, not {type(source).__name__}"
+            f"predictions must be a DataFrame, a pyarrow Table, a dict of dicts, an iterable of Qrel or a file "
+            f"path (TREC qrels, a table with a header line, or parquet), not {type(source).__name__}"
         )
     for name, alias in _ID_COLUMNS:
         if name not in frame.columns and alias in frame.columns:
@@ -107,7 +138,7 @@ def read_predictions(source: Any) -> pd.DataFrame:
         )
     if "relevance" not in frame.columns and not any(_PROBABILITY.match(str(c)) for c in frame.columns):
         raise PredictionError(
-            f"predictions have neither a 'relevance' column nor probability columns p0, p1, ... "
+            f"predictions are missing column 'relevance' and have no probability columns p0, p1, ... "
             f"(columns: {list(frame.columns)})"
         )
     for name, _ in _ID_COLUMNS:
@@ -123,20 +154,44 @@ def read_predictions(source: Any) -> pd.DataFrame:
 
 
 def _read_file(path) -> pd.DataFrame:
-    import gzip
+    """A predictions file: parquet, a table whose first line names the columns, or TREC qrels (the
+    first field of the first line decides); read once, so a named pipe works; errors name the file."""
+    source = _read_once(path, "predictions")
+    name = _source_name(source)
+    if _is_parquet(source):
+        import pyarrow.parquet as pq
 
-    opener = gzip.open if os.fspath(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        first = ""
-        for line in handle:
-            if line.strip():
-                first = line
-                break
-    head = re.split(r"[\t, ]+", first.strip())[0] if first.strip() else ""
-    if head not in ("query_id", "qid"):  # no header line: a TREC qrels file
-        return read_trec_qrels(path)
-    sep = "\t" if "\t" in first else "," if "," in first else r"\s+"
-    return pd.read_csv(path, sep=sep, dtype={"query_id": str, "qid": str, "doc_id": str, "docno": str})
+        try:
+            return _arrow_frame(pq.read_table(_native(source)))
+        except Exception as exc:  # pyarrow's own errors: not a parquet file, unreadable
+            raise PredictionError(
+                f"cannot read predictions file {name} as parquet: {' '.join(str(exc).split())}"
+            ) from None
+    try:
+        with _open_predictions(source) as handle:
+            first = next((line for line in handle if line.strip()), "")
+            head = re.split(r"[\t, ]+", first.strip())[0] if first.strip() else ""
+            if head not in ("query_id", "qid"):  # no header line: a TREC qrels file
+                return _read_trec(source, "qrels", "predictions")
+            handle.seek(0)
+            sep = "\t" if "\t" in first else "," if "," in first else r"\s+"
+            return pd.read_csv(handle, sep=sep, dtype={"query_id": str, "qid": str, "doc_id": str, "docno": str})
+    except _DECODE_ERRORS as exc:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise PredictionError(f"cannot read predictions file {name}: truncated or corrupt ({detail})") from None
+    except pd.errors.ParserError as exc:
+        raise PredictionError(f"malformed predictions file {name}: {' '.join(str(exc).split())}") from None
+
+
+def _open_predictions(source):
+    """A text handle of a predictions file (:class:`_Content` or a path, ``.gz`` allowed), UTF-8 with an
+    optional byte order mark."""
+    if isinstance(source, _Content):
+        return io.TextIOWrapper(io.BytesIO(source.data), encoding="utf-8-sig")
+    path = os.fspath(source)
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig")
 
 
 @dataclass

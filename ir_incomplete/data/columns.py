@@ -31,7 +31,7 @@ from ir_incomplete.data.ids import (
     is_arrow_table,
     to_objects,
 )
-from ir_incomplete.data.readers import _read_trec_any
+from ir_incomplete.data.readers import RUN_COLUMN, _read_trec_any
 
 _QREL_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("relevance", "label"))
 _RUN_COLUMNS = (("query_id", "qid"), ("doc_id", "docno"), ("score", "score"))
@@ -178,7 +178,7 @@ def _tuples_columns(items, spec, kind: str):
     else:
         raise ValueError(
             f"{kind} must be a DataFrame, a dict of dicts, an iterable of named tuples "
-            f"({'Qrel' if kind == 'qrels' else 'ScoredDoc'}), or a TREC file path; got {type(first).__name__} items"
+            f"({'ScoredDoc' if kind == 'run' else 'Qrel'}), or a TREC file path; got {type(first).__name__} items"
         )
     cols = list(zip(*[(it[idx[0]], it[idx[1]], it[idx[2]]) for it in items], strict=True))
     return [np.array(cols[0], dtype=object), np.array(cols[1], dtype=object), _values(cols[2])]
@@ -233,11 +233,44 @@ def run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return qids, dids.to_numpy(), scores
 
 
+def _has_run_column(data) -> bool:
+    if isinstance(data, pd.DataFrame):
+        return RUN_COLUMN in data.columns
+    return is_arrow_table(data) and RUN_COLUMN in data.column_names
+
+
+def _single_run(run, key) -> Any:
+    """``run``, refused when it is a table whose ``run`` column names several runs: given as one run
+    (the value of ``key``), they would be scored as one merged run."""
+    if not _has_run_column(run):
+        return run
+    if isinstance(run, pd.DataFrame):
+        column = run[RUN_COLUMN]
+        values = column.iloc[:, 0].to_numpy() if isinstance(column, pd.DataFrame) else column.to_numpy()
+        several = len(values) > 1 and bool((values[1:] != values[:-1]).any())
+        distinct = list(pd.unique(values)) if several else []
+    else:
+        import pyarrow.compute as pc
+
+        distinct = pc.unique(run.column(RUN_COLUMN)).to_pylist()
+    distinct = [v for v in distinct if not pd.isna(v)]
+    if len(distinct) > 1:
+        shown = ", ".join(repr(_plain(v)) for v in distinct[:3]) + (", ..." if len(distinct) > 3 else "")
+        raise ValueError(
+            f"run {_plain(key)!r} has a 'run' column with {len(distinct)} values ({shown}): it holds several "
+            f"runs, which would be scored as one; give the table itself as the runs (one run per value of "
+            f"'run'), or one run per key"
+        )
+    return run
+
+
 def _run_columns(run) -> tuple[Any, DocIds, np.ndarray]:
     """:func:`run_columns`, except that query ids given as an object array are returned unchecked (the
     run conversion checks them where they change: :func:`_query_segments`, which is enough there),
     Arrow query ids stay an Arrow array, and document ids are :class:`DocIds`. Scores that may be the
     caller's memory are returned read-only (writeable scores are this call's own)."""
+    if isinstance(run, (str, os.PathLike)):  # a parquet file with a 'run' column may hold several runs
+        run = _single_run(_read_run(run), run)
     q, d, s = _columns(run, _RUN_COLUMNS, "run", _read_run)
     qids, _ = _id_array(q, "run query_id")
     dids = _doc_ids(d, "run doc_id")

@@ -27,6 +27,11 @@ _FMIX2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
 _S29 = np.uint64(29)
 _HASH_BLOCK = 1 << 18  # strings hashed per step: temporaries of a few MiB
+#: long strings hashed together, one word each per numpy step, while at least this many are left; the
+#: last few are finished one at a time (their words extracted at once, mixed in a loop over Python ints),
+#: so that hashing costs time in proportion to the bytes hashed, whatever the longest id
+_VECTOR_ROWS = 64
+_WORD_MASK = (1 << 64) - 1
 _BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], dtype=np.uint64)
 
 
@@ -152,7 +157,7 @@ def _block_hashes(values) -> np.ndarray:
     h *= _K_WORD
     h ^= h >> _S29
     rows, chunk = np.flatnonzero(lengths > 8), 1
-    while len(rows):  # the strings longer than 8 * chunk bytes: one more word each
+    while len(rows) >= _VECTOR_ROWS:  # the strings longer than 8 * chunk bytes: one more word each
         at_rows = at[rows] + chunk
         word = _word(words, at_rows, shift[rows], half[rows], lengths[rows] - 8 * chunk)
         word ^= h[rows]
@@ -161,6 +166,12 @@ def _block_hashes(values) -> np.ndarray:
         h[rows] = word
         chunk += 1
         rows = rows[lengths[rows] > 8 * chunk]
+    for row in rows.tolist():  # a few long strings left: each finished in one pass over its words
+        k = np.arange(chunk, (int(lengths[row]) + 7) // 8, dtype=np.int64)
+        ones = np.ones(len(k), dtype=np.uint64)
+        h[row] = _mix_words(
+            int(h[row]), _word(words, at[row] + k, shift[row] * ones, half[row] * ones, lengths[row] - 8 * k)
+        )
     h ^= lengths.astype(np.uint64) * _K_LENGTH
     return _fmix(h).view(np.int64)
 
@@ -176,6 +187,16 @@ def _word(words: np.ndarray, at: np.ndarray, shift: np.ndarray, half: np.ndarray
     word |= high
     word &= _BYTE_MASKS[np.minimum(left, 8)]
     return word
+
+
+def _mix_words(h: int, words: np.ndarray) -> int:
+    """The hash state ``h`` after mixing in ``words`` in order, as the vectorized loop of
+    :func:`_block_hashes` does for one string (a chain: each word depends on the state before it)."""
+    k_word = int(_K_WORD)
+    for word in words.tolist():
+        x = ((word ^ h) * k_word) & _WORD_MASK
+        h = x ^ (x >> 29)
+    return h
 
 
 def _fmix(h: np.ndarray) -> np.ndarray:

@@ -8,6 +8,10 @@ by pyarrow's multi-threaded CSV reader, ids kept as Arrow strings (pandas ``str`
 does not read exactly as the whitespace rule says (several spaces, leading or trailing blanks, mixed
 separators, a bad line) is read by pandas' parser instead, which accepts every file it accepted before
 and reports a malformed line the same way: both paths accept the same files and give the same values.
+
+A file that can be read only once (a named pipe, a process substitution such as ``<(zcat run.gz)``) is
+read whole, once, into memory (gzip data is recognised by its first bytes there); an empty ``.gz`` file
+is refused as a truncated one.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import stat
 import zlib
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +50,8 @@ _TREC_KEEP = {
     "prels": ("query_id", "doc_id", "stratum", "relevance"),
 }
 _TREC_NUMERIC = {"run": "score", "qrels": "relevance", "prels": "relevance"}
+#: the column of a table (DataFrame, pyarrow Table, parquet file) that names the run of each row
+RUN_COLUMN = "run"
 #: the formats whose numeric field is a grade (an integer in GRADE_RANGE)
 _GRADED = ("qrels", "prels")
 #: errors of a truncated or corrupt compressed file, or of bytes that are not text
@@ -61,9 +68,46 @@ _PARQUET_COLUMNS = {
 }
 
 
+class _Content:
+    """A file that can be read only once (a named pipe, a process substitution such as ``<(zcat
+    run.gz)``, a character device), read whole into memory and decompressed when it is gzip data, so
+    that looking at its first line and parsing it read these bytes, not the file again."""
+
+    def __init__(self, name: str, data: bytes):
+        self.name = name
+        self.data = data
+
+
+def _read_once(source, kind: str):
+    """``source`` itself when it can be read several times (a regular file, text, a path that does not
+    exist: opening it reports that), else its :class:`_Content`. An empty ``.gz`` file (a copy cut off
+    before its first byte) is refused as a truncated one is: gzip data has at least a header."""
+    if isinstance(source, _Content) or (isinstance(source, str) and "\n" in source):
+        return source
+    name = _source_name(source)
+    gz = name.endswith(".gz")
+    if not read_once(source):
+        if gz and os.path.isfile(source) and os.path.getsize(source) == 0:
+            raise ValueError(f"cannot read {kind} file {name}: truncated or corrupt (an empty file, not gzip data)")
+        return source
+    with open(source, "rb") as handle:
+        data = handle.read()
+    if gz or data[:2] == b"\x1f\x8b":
+        if not data:
+            raise ValueError(f"cannot read {kind} file {name}: truncated or corrupt (an empty stream, not gzip data)")
+        try:
+            data = gzip.decompress(data)
+        except _DECODE_ERRORS as exc:
+            detail = " ".join(str(exc).split()) or type(exc).__name__
+            raise ValueError(f"cannot read {kind} file {name}: truncated or corrupt ({detail})") from None
+    return _Content(name, data)
+
+
 def _open_text(source):
     if isinstance(source, str) and "\n" in source:
         return io.StringIO(source)
+    if isinstance(source, _Content):
+        return io.TextIOWrapper(io.BytesIO(source.data), encoding="utf-8-sig")
     path = os.fspath(source)
     if str(path).endswith(".gz"):
         return gzip.open(path, "rt")
@@ -73,6 +117,8 @@ def _open_text(source):
 def _source_name(source) -> str:
     if isinstance(source, str) and "\n" in source:
         return "<text>"
+    if isinstance(source, _Content):
+        return source.name
     return os.fspath(source) if not isinstance(source, bytes) else source.decode(errors="replace")
 
 
@@ -145,19 +191,29 @@ def _valid_frame(frame, kind: str) -> bool:
 def _is_parquet(source) -> bool:
     if isinstance(source, str) and "\n" in source:
         return False
-    return os.fspath(source).lower().endswith((".parquet", ".parq", ".pq"))
+    return _source_name(source).lower().endswith((".parquet", ".parq", ".pq"))
+
+
+def _native(source):
+    """What pyarrow's readers take for ``source``: its path, or a buffer of its :class:`_Content`."""
+    if isinstance(source, _Content):
+        import pyarrow as pa
+
+        return pa.BufferReader(source.data)
+    return os.fspath(source)
 
 
 def _read_parquet(source, kind: str):
     """A parquet file of ``kind`` as a pyarrow Table with the canonical columns (:data:`_PARQUET_COLUMNS`;
-    ``kind="qrels"`` keeps a ``stratum`` column when there is one). Ids stay Arrow strings."""
+    ``kind="qrels"`` keeps a ``stratum`` column when there is one, ``kind="run"`` a ``run`` column, which
+    names the run of each row: see :func:`ir_incomplete.api.as_run_mapping`). Ids stay Arrow strings."""
     if not arrow_available():
         raise ValueError(f"reading the parquet file {_source_name(source)} needs pyarrow (pip install pyarrow)")
     import pyarrow.parquet as pq
 
     name = _source_name(source)
     try:
-        schema = pq.read_schema(source)
+        schema = pq.read_schema(_native(source))
     except Exception as exc:  # pyarrow's own errors: not a parquet file, unreadable
         raise ValueError(f"cannot read {kind} file {name} as parquet: {' '.join(str(exc).split())}") from None
     spec = _PARQUET_COLUMNS["prels" if kind == "qrels" and "stratum" in schema.names else kind]
@@ -170,7 +226,34 @@ def _read_parquet(source, kind: str):
                 f"{'/'.join(n[0] for n in spec)} or {'/'.join(n[-1] for n in spec)})"
             )
         picked.append(found)
-    return pq.read_table(source, columns=picked).rename_columns([names[0] for names in spec])
+    canonical = [names[0] for names in spec]
+    if kind == "run" and RUN_COLUMN in schema.names:
+        picked.append(RUN_COLUMN)
+        canonical.append(RUN_COLUMN)
+    return pq.read_table(_native(source), columns=picked).rename_columns(canonical)
+
+
+def parquet_run_column(path) -> bool:
+    """Whether ``path`` is a regular parquet file with a ``run`` column (a file of several runs); ``False``
+    also when its schema cannot be read (reading the file reports why)."""
+    if not (isinstance(path, (str, os.PathLike)) and _is_parquet(path) and arrow_available()):
+        return False
+    import pyarrow.parquet as pq
+
+    try:
+        return os.path.isfile(path) and RUN_COLUMN in pq.read_schema(path).names
+    except Exception:  # pyarrow's own errors: not a parquet file; reported when it is read
+        return False
+
+
+def read_once(path) -> bool:
+    """Whether ``path`` names something that can be read only once (a named pipe, a process substitution,
+    a character device), which is then read whole, once (see :class:`_Content`)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, TypeError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _arrow_frame(table) -> pd.DataFrame:
@@ -225,7 +308,7 @@ def _read_trec_arrow(source, kind: str, delimiter: str):
     types[numeric] = pa.int64() if kind in _GRADED else pa.float64()
     try:
         table = pcsv.read_csv(
-            os.fspath(source),
+            _native(source),
             read_options=pcsv.ReadOptions(column_names=list(fields), block_size=_BLOCK_BYTES),
             parse_options=pcsv.ParseOptions(
                 delimiter=delimiter, quote_char=False, double_quote=False, escape_char=False, ignore_empty_lines=True
@@ -256,34 +339,39 @@ def _read_trec_arrow(source, kind: str, delimiter: str):
     return table
 
 
-def _read_trec(source, kind: str) -> pd.DataFrame:
+def _read_trec(source, kind: str, what: str | None = None) -> pd.DataFrame:
     """:func:`_read_trec_any` as a DataFrame (ids read by pyarrow stay Arrow strings: ``str`` columns)."""
-    out = _read_trec_any(source, kind)
+    out = _read_trec_any(source, kind, what)
     return out if isinstance(out, pd.DataFrame) else _arrow_frame(out)
 
 
-def _read_trec_any(source, kind: str):
+def _read_trec_any(source, kind: str, what: str | None = None):
     """Read a whitespace-separated TREC file of ``kind`` (see :data:`TREC_FIELDS`) with one C pass, as a
     pyarrow Table when pyarrow read it, else a DataFrame; ``kind="qrels"`` also reads sampled qrels
-    ("prels"), recognised by the five fields of the first line. A ``.parquet`` path is read as parquet.
+    ("prels"), recognised by the five fields of the first line, unless ``what`` names another role. A
+    ``.parquet`` path is read as parquet. ``what``: the file's role in messages (default: its format;
+    e.g. ``"predictions"`` for predicted grades in the qrels format).
 
     Every line must have exactly the format's fields and a valid numeric field; otherwise ``ValueError``
     names the file and the line. A truncated or corrupt ``.gz`` file is a ``ValueError`` naming the file.
     """
+    sampled = kind == "qrels" and what in (None, "qrels")  # sampled qrels are recognised
+    source = _read_once(source, what or kind)
     if _is_parquet(source):
         return _read_parquet(source, kind)
     name = _source_name(source)
     if USE_PYARROW and arrow_available() and not (isinstance(source, str) and "\n" in source):
         n_fields, delimiter = _sniff(source)
-        if kind == "qrels" and n_fields == len(TREC_FIELDS["prels"]):
+        if sampled and n_fields == len(TREC_FIELDS["prels"]):
             kind = "prels"
         table = _read_trec_arrow(source, kind, delimiter) if delimiter is not None else None
         if table is not None:
             return table
     try:
         with _open_text(source) as handle:
-            if kind == "qrels" and _first_line_fields(handle) == len(TREC_FIELDS["prels"]):
+            if sampled and _first_line_fields(handle) == len(TREC_FIELDS["prels"]):
                 kind = "prels"
+            what = what or kind
             handle.seek(0)
             fields = TREC_FIELDS[kind]
             numeric = fields.index(_TREC_NUMERIC[kind])
@@ -304,11 +392,11 @@ def _read_trec_any(source, kind: str):
         problem = None if valid else _bad_line(source, kind)
     except _DECODE_ERRORS as exc:
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise ValueError(f"cannot read {kind} file {name}: truncated or corrupt ({detail})") from None
+        raise ValueError(f"cannot read {what or kind} file {name}: truncated or corrupt ({detail})") from None
     if problem is not None:
-        raise ValueError(f"malformed {kind} line: {problem}")
+        raise ValueError(f"malformed {what} line: {problem}")
     if not valid:  # the parser refused something the line-by-line scan accepts
-        raise ValueError(f"cannot parse {kind} file {name} as {len(fields)} whitespace-separated fields")
+        raise ValueError(f"cannot parse {what} file {name} as {len(fields)} whitespace-separated fields")
     out = frame[list(_TREC_KEEP[kind])]
     if kind in _GRADED and len(out) == 0:
         out = out.astype({"relevance": np.int64})

@@ -388,7 +388,9 @@ class JudgeNext:
             predicted=np.full(pool.n_candidates, np.nan),
         )
         if self.predictions is not None:
-            qids, dids, grades = _judgment_columns(self.predictions, "predictions")
+            from ir_incomplete.predictions import read_predictions
+
+            qids, dids, grades = _judgment_columns(read_predictions(self.predictions), "predictions")
             _check_scale(qids, dids, grades, qrels)
             cand = pool.lookup(qids, dids)
             found = (cand >= 0) & (grades >= 0)
@@ -658,7 +660,8 @@ def judge_next(
     budget
         Number of pairs to return (fewer when fewer candidates remain unjudged); an integer ≥ 1.
     predictions
-        Optional predicted grades (``query_id, doc_id, relevance``), used as the relevance prior.
+        Optional predicted grades (``query_id, doc_id, relevance``; any form
+        :func:`ir_incomplete.predictions.read_predictions` reads), used as the relevance prior.
     seed
         Orders candidates of equal criterion (identical output for the same arguments and seed).
 
@@ -694,7 +697,10 @@ def _cli_parser():
     parser.add_argument("--measure", default="AP", help=f"measure to rank runs by; one of {', '.join(MEASURE_CHOICES)}")
     parser.add_argument("--budget", required=True, type=int, help="number of pairs to print (>= 1)")
     parser.add_argument("--seed", type=int, default=0, help="orders pairs of equal criterion (default 0)")
-    parser.add_argument("--predictions", help="predicted grades (TREC qrels format), used as the relevance prior")
+    parser.add_argument(
+        "--predictions",
+        help="predicted grades (a qrels file, a table with a header line, or parquet), used as the relevance prior",
+    )
     return parser
 
 
@@ -708,6 +714,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ir_incomplete import __version__
     from ir_incomplete.cli import _INPUT_ERRORS, CliError, _as_cli_error, _Exit, _read, _report, _write
     from ir_incomplete.data import read_trec_qrels
+    from ir_incomplete.predictions import read_predictions
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -722,7 +729,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if path is not None and not os.path.isfile(path):
                 raise CliError(f"{option} file {path!r} does not exist")
         qrels = None if args.qrels is None else _read(read_trec_qrels, args.qrels, "qrels")
-        predictions = None if args.predictions is None else _read(read_trec_qrels, args.predictions, "predictions")
+        predictions = None if args.predictions is None else _read(read_predictions, args.predictions, "predictions")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             batch = judge_next(
