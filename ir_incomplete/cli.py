@@ -18,8 +18,8 @@ in ``jsonl``). Measures are printed in their canonical form (their ``repr``). ``
 columns (tsv) or keys (jsonl), ``lo`` and ``hi``: the 90 % interval of every bootstrapped measure (per
 query: percentiles of its replicates; summary lines: percentiles of the replicate means; either
 extended to the printed value where the value lies outside, so that ``lo <= value <= hi``, see
-:func:`ir_incomplete.bootstrap.value_interval`), empty (tsv) or ``null`` (jsonl) for other measures. ``--predictions FILE`` passes predicted grades to the measures
-with ``prior=predicted``.
+:func:`ir_incomplete.bootstrap.value_interval`), empty (tsv) or ``null`` (jsonl) for other measures.
+``--predictions FILE`` passes predicted grades to the measures with ``prior=predicted``.
 
 Measures that report more than one number per query (their ``EXTRA_COLUMNS``, see
 :mod:`ir_incomplete.measures.base`) print them after the value: ``RBPResidual`` lines read

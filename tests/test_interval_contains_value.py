@@ -9,12 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import COVID, _need
 
 from ir_incomplete import evaluate, parse
 from ir_incomplete.bootstrap import add_bootstrap_intervals, bootstrap_measure, value_interval
 from ir_incomplete.cli import main
-
-from conftest import COVID, _need
 
 STATS = ("mode", "mean", "median", "p1", "p5", "p50", "p95", "p99")
 FAMILY = ("BootNDCG({})@5", "BootAP({})@10", "BootP({})@5", "BootRBP({})@10", "BootQ({})@10")
