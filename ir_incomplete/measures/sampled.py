@@ -131,6 +131,12 @@ class ExtendedInfAP(_SampledMeasure):
     a topic the run does not answer gets 0 (ir_measures' convention; ``sample_eval`` leaves it out of its
     mean, see ``evaluate(..., topics="run")``). With plain qrels (one stratum, everything in it judged)
     this is the pool variant of infAP with c = 3: within 3e-5 of AP (the ε terms).
+
+    Bias: xinfAP is a ratio of estimates (the sampled precisions weighted by R̂_c / R̂), so it is only
+    approximately unbiased, with a finite-sample bias of the ratio estimator. On 200 seeded stratified
+    samples of TREC-COVID round 1 (ranks 1–10 judged, ranks 11–100 sampled at 20 %) the run means of
+    ``xinfAP@100`` differ from AP@100 on the full judgments by up to 0.0036, and one topic's mean by
+    0.022; NIST's ``sample_eval`` gives the same values, so this is the estimator, not its computation.
     """
 
     __name__ = "xinfAP"
