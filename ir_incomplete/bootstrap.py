@@ -491,9 +491,9 @@ def add_bootstrap_intervals(
                 for pname in pct:
                     bounds[pname][at] = kernels.percentile(means, float(pname[1:]))
                 if len(pct) > 1:  # extended to the value shown in the table (value_interval)
-                    shown = pd.to_numeric(pd.Series([table_values.get(name)]), errors="coerce").iloc[0]
-                    shown = float(shown) if np.isfinite(shown) else point / n_queries
-                    low, high = value_interval(shown, bounds[pct_low][at], bounds[pct_high][at])
+                    in_table = float(pd.to_numeric(pd.Series([table_values.get(name)]), errors="coerce").iloc[0])
+                    value_shown = in_table if np.isfinite(in_table) else point / n_queries
+                    low, high = value_interval(value_shown, bounds[pct_low][at], bounds[pct_high][at])
                     bounds[pct_low][at], bounds[pct_high][at] = float(low), float(high)
             position = list(out.columns).index(label) + 1
             index_of = {n: j for j, n in enumerate(table_names)}
