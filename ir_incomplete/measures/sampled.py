@@ -134,9 +134,11 @@ class ExtendedInfAP(_SampledMeasure):
 
     Bias: xinfAP is a ratio of estimates (the sampled precisions weighted by R̂_c / R̂), so it is only
     approximately unbiased, with a finite-sample bias of the ratio estimator. On 200 seeded stratified
-    samples of TREC-COVID round 1 (ranks 1–10 judged, ranks 11–100 sampled at 20 %) the run means of
-    ``xinfAP@100`` differ from AP@100 on the full judgments by up to 0.0036, and one topic's mean by
-    0.022; NIST's ``sample_eval`` gives the same values, so this is the estimator, not its computation.
+    samples of the TREC-COVID round-1 pool of its 143 runs (``stratified_sample`` with seeds 0–199: ranks
+    1–10 judged, ranks 11–100 sampled at 20 %), the mean over the samples of a run's ``xinfAP@100``
+    differs from its AP@100 on the full round-1 judgments by up to 0.0032, and on one (run, topic) by
+    0.022. NIST's ``sample_eval``, which this reproduces, gives the same values: the bias is the
+    estimator's, not its computation's.
     """
 
     __name__ = "xinfAP"
