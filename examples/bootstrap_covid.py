@@ -32,7 +32,7 @@ import pandas as pd
 from scipy.stats import kendalltau
 
 import ir_incomplete
-from ir_incomplete.bootstrap import bootstrap_ndcg
+from ir_incomplete.bootstrap import bootstrap_ndcg, value_interval
 from ir_incomplete.data import read_trec_qrels, read_trec_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,18 +126,15 @@ def main(argv=None) -> int:
 
 def _figure(replicates: pd.DataFrame, boot: pd.Series, reference: pd.Series, n_topics: int, path: Path) -> None:
     """BootNDCG@10 (pool+run prior) of the 25 runs best on the complete judgments, with the [p5, p95]
-    interval of the bootstrap distribution of each run's mean over queries."""
+    interval of the bootstrap distribution of each run's mean over queries, extended to the run's value
+    (the mean of its queries' most likely values) where that lies outside (as ``evaluate(interval=0.9)``)."""
     best = reference.sort_values(ascending=False).index[:25]
     means = replicates.groupby(level="run").mean().loc[best]  # replicate r's mean over the run's queries
-    table = pd.DataFrame(
-        {
-            "run": best,
-            "measure": "BootNDCG@10",
-            "value": boot.groupby(level="run").mean().loc[best].to_numpy(),
-            "p5": np.percentile(means.to_numpy(), 5, axis=1),
-            "p95": np.percentile(means.to_numpy(), 95, axis=1),
-        }
+    value = boot.groupby(level="run").mean().loc[best].to_numpy()
+    p5, p95 = value_interval(
+        value, np.percentile(means.to_numpy(), 5, axis=1), np.percentile(means.to_numpy(), 95, axis=1)
     )
+    table = pd.DataFrame({"run": best, "measure": "BootNDCG@10", "value": value, "p5": p5, "p95": p95})
     path.parent.mkdir(parents=True, exist_ok=True)
     ir_incomplete.plot_intervals(
         table,

@@ -303,7 +303,11 @@ def evaluate(
         added. Per query they are the percentiles ``50·(1−interval)`` and ``100 − 50·(1−interval)`` of the
         query's b replicates; aggregated (``per_query=False``) the same percentiles of the b replicate
         means over the averaged queries (as :func:`ir_incomplete.add_bootstrap_intervals`; with
-        ``topics="qrels"`` an unanswered query counts with every replicate 0). NaN for other measures.
+        ``topics="qrels"`` an unanswered query counts with every replicate 0). Each interval is extended
+        to its row's value where the value lies outside it, so ``lo <= value <= hi`` always holds: the
+        value is the ``stat`` of each query's replicates (mean of these over the queries), which need not
+        lie between those percentiles (:func:`ir_incomplete.bootstrap.value_interval`). NaN for other
+        measures.
 
     Returns
     -------
@@ -325,10 +329,21 @@ def evaluate(
     if not per_query:
         result = _aggregate(result, measures)
         if interval is not None:
-            keys = list(zip(result["run"], result["measure"], strict=True))
-            result["lo"] = [bounds.get(key, (np.nan, np.nan))[0] for key in keys]
-            result["hi"] = [bounds.get(key, (np.nan, np.nan))[1] for key in keys]
+            result = _with_run_intervals(result, bounds)
     return result
+
+
+def _with_run_intervals(summary: pd.DataFrame, bounds: dict[tuple[str, str], tuple[float, float]]) -> pd.DataFrame:
+    """``summary`` (aggregated rows) with ``lo``/``hi`` from ``bounds`` (percentiles of the replicate
+    means, per (run, measure)), each extended to the row's value where the value lies outside it
+    (:func:`ir_incomplete.bootstrap.value_interval`); NaN for measures without an interval."""
+    from ir_incomplete.bootstrap import value_interval
+
+    keys = list(zip(summary["run"], summary["measure"], strict=True))
+    lo = np.array([bounds.get(key, (np.nan, np.nan))[0] for key in keys], dtype=np.float64)
+    hi = np.array([bounds.get(key, (np.nan, np.nan))[1] for key in keys], dtype=np.float64)
+    summary["lo"], summary["hi"] = value_interval(summary["value"].to_numpy(dtype=np.float64), lo, hi)
+    return summary
 
 
 def _evaluate_with_intervals(

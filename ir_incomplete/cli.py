@@ -17,8 +17,10 @@ arguments are measure strings. One argument may hold several measures separated 
 lines unless ``-n``); with several runs the run name comes first on each line (and as a ``"run"`` key
 in ``jsonl``). Measures are printed in their canonical form (their ``repr``). ``--interval 0.9`` adds two
 columns (tsv) or keys (jsonl), ``lo`` and ``hi``: the 90 % interval of every bootstrapped measure (per
-query: percentiles of its replicates; summary lines: percentiles of the replicate means), empty (tsv)
-or ``null`` (jsonl) for other measures. ``--header`` (tsv only) prints a first line naming the columns:
+query: percentiles of its replicates; summary lines: percentiles of the replicate means; either
+extended to the printed value where the value lies outside, so that ``lo <= value <= hi``, see
+:func:`ir_incomplete.bootstrap.value_interval`), empty (tsv) or ``null`` (jsonl) for other measures.
+``--header`` (tsv only) prints a first line naming the columns:
 ``[run] [query_id] measure value [extra columns] [lo hi]``. With ``--header`` or ``--interval`` every
 tsv line has every column (those of ``evaluate``'s table), empty where a measure has no such number, so
 that ``pandas.read_csv(sep="\t")`` and ``awk`` read one rectangular table. ``--predictions FILE``
@@ -329,7 +331,8 @@ def _evaluation_parser() -> _Parser:
         default=None,
         metavar="LEVEL",
         help="add lo and hi columns (tsv) or keys (jsonl): the central interval of this level (e.g. 0.9) of "
-        "every bootstrapped measure, per query and for the summary; empty (tsv) or null (jsonl) elsewhere",
+        "every bootstrapped measure, per query and for the summary, extended to the value where the value lies "
+        "outside it; empty (tsv) or null (jsonl) elsewhere",
     )
     parser.add_argument(
         "--header",
@@ -544,7 +547,7 @@ def _evaluate(args) -> list[str]:
 
 
 def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
-    from ir_incomplete.api import DEFAULT_CHUNK_ROWS, _evaluate_with_intervals, extra_columns
+    from ir_incomplete.api import DEFAULT_CHUNK_ROWS, _evaluate_with_intervals, _with_run_intervals, extra_columns
 
     run_files, measures = runs_and_measures(args.items, "QRELS RUN [RUN ...] MEASURE ...", read_trec_run)
     if args.output_format == "jsonl" and args.places != DEFAULT_PLACES:
@@ -591,10 +594,8 @@ def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
 
     def summarize(frame):
         summary = _aggregate(frame, measures)
-        if args.interval is not None:  # the intervals of the replicate means, per run and measure
-            keys = list(zip(summary["run"], summary["measure"], strict=True))
-            summary["lo"] = [bounds.get(key, (float("nan"),) * 2)[0] for key in keys]
-            summary["hi"] = [bounds.get(key, (float("nan"),) * 2)[1] for key in keys]
+        if args.interval is not None:  # the intervals of the replicate means, extended to the value
+            summary = _with_run_intervals(summary, bounds)
         return summary
 
     if not args.by_query:

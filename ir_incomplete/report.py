@@ -32,6 +32,7 @@ __all__ = [
     "compare",
     "format_report",
     "adjust_p_values",
+    "ci_level",
     "compare_main",
     "TESTS",
     "CORRECTIONS",
@@ -143,6 +144,37 @@ def adjust_p_values(p_values: Sequence[float] | np.ndarray, correction: str | No
         adjusted[order] = stepped
     p[known] = np.minimum(adjusted, 1.0)
     return p
+
+
+def ci_level(alpha: float, correction: str | None, comparisons: int, rejected: int = 0) -> float:
+    """Confidence level of the intervals of the mean differences that :func:`compare` reports: ``1 − alpha``
+    without a correction; ``1 − alpha / m`` (m = ``comparisons``, the family) with ``"bonferroni"`` and
+    with ``"holm"`` (Holm's step-down test has no intervals of its own: these are the simultaneous
+    Bonferroni intervals, which Holm's rejections can exceed); with ``"fdr_bh"`` the false-coverage-rate
+    adjusted level ``1 − R · alpha / m`` of Benjamini & Yekutieli (JASA 100, 2005), R = the ``rejected``
+    comparisons (``1 − alpha / m`` when R = 0)."""
+    m = max(int(comparisons), 1)
+    if correction is None:
+        return 1.0 - alpha
+    if correction == "fdr_bh":
+        return 1.0 - max(int(rejected), 1) * alpha / m
+    return 1.0 - alpha / m
+
+
+def _difference_intervals(differences: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(low, high, effect size)`` per row of ``differences`` (comparisons × topics): the paired t
+    interval of the mean difference at ``level`` (mean ± t_{n−1} · sd / √n, as
+    ``scipy.stats.ttest_rel(a, b).confidence_interval(level)``) and Cohen's d_z = mean / sd (sd with
+    n − 1; 0 when every difference is 0, ±inf when every topic differs by the same nonzero amount)."""
+    from scipy import stats
+
+    n = differences.shape[1]
+    mean = differences.mean(axis=1)
+    sd = differences.std(axis=1, ddof=1)
+    half = stats.t.ppf(0.5 + level / 2.0, n - 1) * sd / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effect = np.where(sd > 0, mean / sd, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
+    return mean - half, mean + half, effect
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -264,13 +296,24 @@ def compare(
     given order, the baseline's own row included): ``measure``; ``run``; ``baseline`` (its name);
     ``value`` (the run's mean over the compared topics, the sum for counting measures such as
     ``NumRet``, as ``evaluate(per_query=False)``); ``baseline_value``; ``difference`` (value −
-    baseline_value); ``p_value`` (two-sided, unadjusted); ``p_adjusted`` (after ``correction``; equal
+    baseline_value); ``ci_low``, ``ci_high``: the confidence interval of the difference, the paired t
+    interval of the mean per-topic difference (mean ± t_{n−1} · sd / √n over the n compared topics,
+    equal to ``scipy.stats.ttest_rel(run, baseline).confidence_interval(ci_level)``; n times that for
+    counting measures, whose difference is a sum), whatever the ``test``; ``ci_level``: its level,
+    ``1 − alpha`` without a correction and ``1 − alpha / m`` (m = the family size) with ``"bonferroni"``
+    or ``"holm"`` (:func:`ci_level`; with ``test="t"`` and no correction or Bonferroni's, the interval
+    excludes 0 exactly when the comparison is significant); ``effect_size``: Cohen's d_z, the mean
+    per-topic difference divided by the standard deviation of the differences (divisor n − 1; 0 for
+    runs equal on every topic, ±inf when every topic differs by the same nonzero amount);
+    ``p_value`` (two-sided, unadjusted); ``p_adjusted`` (after ``correction``; equal
     to ``p_value`` without one); ``significant`` (``p_adjusted < alpha``); ``topics`` (the number of
-    topics compared). The baseline's row has NaN p-values and ``significant`` False.
+    topics compared). The baseline's row has NaN p-values, intervals and effect size and ``significant``
+    False.
 
     Without a baseline, one row per measure × unordered pair of runs (run_a before run_b in the given
     order), with the columns ``measure``, ``run_a``, ``run_b``, ``value_a``, ``value_b``, ``difference``
-    (value_a − value_b), ``p_value``, ``p_adjusted``, ``significant`` and ``topics``.
+    (value_a − value_b), ``ci_low``, ``ci_high``, ``ci_level``, ``effect_size`` (of run_a − run_b),
+    ``p_value``, ``p_adjusted``, ``significant`` and ``topics``.
 
     Two runs with the same score on every compared topic get p = 1 (scipy's t and Wilcoxon tests give
     NaN there, 0/0). ``table.attrs`` records ``test, correction, alpha, B, seed`` (None for the t and
@@ -332,6 +375,10 @@ def compare(
         p[(values[i] == values[j]).all(axis=1)] = 1.0
         adjusted = adjust_p_values(p, correction)
         significant = adjusted < alpha  # NaN: False
+        level = ci_level(alpha, correction, int((~np.isnan(p)).sum()), int(significant.sum()))
+        ci_low, ci_high, effect = _difference_intervals(values[i] - values[j], level)
+        if name in summed:  # the difference of sums over the topics: n times the mean difference
+            ci_low, ci_high = ci_low * n_topics, ci_high * n_topics
         if baseline is None:
             frames.append(
                 pd.DataFrame(
@@ -342,6 +389,10 @@ def compare(
                         "value_a": run_values[i],
                         "value_b": run_values[j],
                         "difference": run_values[i] - run_values[j],
+                        "ci_low": ci_low,
+                        "ci_high": ci_high,
+                        "ci_level": level,
+                        "effect_size": effect,
                         "p_value": p,
                         "p_adjusted": adjusted,
                         "significant": significant,
@@ -355,6 +406,12 @@ def compare(
         full_adjusted = np.full(len(names), np.nan)
         full_significant = np.zeros(len(names), dtype=bool)
         full_p[i], full_adjusted[i], full_significant[i] = p, adjusted, significant
+        full_low, full_high, full_effect = (
+            np.full(len(names), np.nan),
+            np.full(len(names), np.nan),
+            np.full(len(names), np.nan),
+        )
+        full_low[i], full_high[i], full_effect[i] = ci_low, ci_high, effect
         frames.append(
             pd.DataFrame(
                 {
@@ -364,6 +421,10 @@ def compare(
                     "value": run_values,
                     "baseline_value": run_values[b],
                     "difference": run_values - run_values[b],
+                    "ci_low": full_low,
+                    "ci_high": full_high,
+                    "ci_level": level,
+                    "effect_size": full_effect,
                     "p_value": full_p,
                     "p_adjusted": full_adjusted,
                     "significant": full_significant,
@@ -393,17 +454,13 @@ def compare(
 # ---------------------------------------------------------------------------------------------------
 # markdown, LaTeX and TSV
 # ---------------------------------------------------------------------------------------------------
-def _letters(n: int) -> list[str]:
-    """a, b, …, z, aa, ab, … (spreadsheet column names in lower case)."""
-    out = []
-    for k in range(n):
-        label = ""
-        k += 1
-        while k:
-            k, rest = divmod(k - 1, 26)
-            label = chr(ord("a") + rest) + label
-        out.append(label)
-    return out
+def _labels(n: int) -> tuple[list[str], str]:
+    """The run labels of a pairwise report and the separator of several labels in one superscript:
+    the letters a … z for at most 26 runs (written together, ``ace``), else the numbers 1 … n (written
+    with commas, ``3,12,27``)."""
+    if n <= 26:
+        return [chr(ord("a") + k) for k in range(n)], ""
+    return [str(k + 1) for k in range(n)], ","
 
 
 _LATEX_SPECIAL = {
@@ -499,7 +556,14 @@ def _note(table: pd.DataFrame, mode: str, baseline: str, latex: bool) -> str:
                 kind = "comparisons with the baseline" if mode == "baseline" else "pairs of runs"
                 how += f" over the {family} {kind} per measure"
     alpha = attrs.get("alpha")
-    level = f"adjusted p < {alpha:g}" if isinstance(alpha, float) else "the table's significant column"
+    if not isinstance(alpha, float):
+        level = "the table's significant column"
+    elif "correction" in attrs and attrs["correction"] is None:
+        level = f"p < {alpha:g}"
+    elif "correction" in attrs:
+        level = f"adjusted p < {alpha:g}"
+    else:
+        level = f"p_adjusted < {alpha:g}"
     counts = sorted(set(table["topics"].astype(int)))
     topic_text = f"{counts[0]} topics" if len(counts) == 1 else f"{counts[0]}–{counts[-1]} topics per measure"
     if mode == "baseline":
@@ -507,37 +571,138 @@ def _note(table: pd.DataFrame, mode: str, baseline: str, latex: bool) -> str:
         name = _latex_escape(baseline) if latex else _markdown_escape(baseline)
         what = f"{mark} significantly different from the baseline {name}"
     else:
+        kind = "letters" if len(set(table["run_a"]) | set(table["run_b"])) <= 26 else "numbers"
         what = (
-            "superscript letters: significantly higher than the run of that letter"
+            f"superscript {kind}: significantly higher than the run of that {kind[:-1]}"
             if latex
-            else "<sup>letters</sup>: significantly higher than the run of that letter"
+            else f"<sup>{kind}</sup>: significantly higher than the run of that {kind[:-1]}"
         )
     detail = f" ({level}; {how})" if how else f" ({level})"
     return f"{what}{detail}; bold: the highest value per measure; {topic_text}."
 
 
-def format_report(table: pd.DataFrame, fmt: str = "markdown", *, digits: int = 4) -> str:
+def _check_text(value, name: str, allow_none: bool) -> str | None:
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, str) or not value.strip() or "\n" in value:
+        raise ValueError(f"{name}={value!r} is not valid; expected a non-empty text of one line")
+    return value
+
+
+def _signed(value: float, digits: int, minus: str) -> str:
+    text = f"{value:+.{digits}f}"
+    return text.replace("-", minus, 1) if text.startswith("-") else text
+
+
+def _difference_rows(table: pd.DataFrame, mode: str, runs: list[str], measures: list[str], digits: int, latex: bool):
+    """``(row labels, cells, levels)`` of the differences table: one row per comparison (with a baseline:
+    each other run minus the baseline; else each pair run_a − run_b), one cell per measure reading
+    ``+0.0123 [−0.0012, +0.0258], d_z 0.41``; ``levels`` the distinct CI levels."""
+    if "ci_low" not in table.columns or "effect_size" not in table.columns:
+        raise ValueError(
+            "differences=True needs the columns ci_low, ci_high, ci_level and effect_size of compare(); "
+            f"the table has {', '.join(map(str, table.columns))}"
+        )
+    escape = _latex_escape if latex else _markdown_escape
+    minus = "$-$" if latex else "−"
+    if mode == "baseline":
+        rows = table[table["run"].astype(str) != str(table["baseline"].iloc[0])]
+        keys = [str(r) for r in rows["run"]]
+        order = [r for r in runs if r in set(keys)]
+        label = {r: f"{escape(r)} {minus} {escape(str(table['baseline'].iloc[0]))}" for r in order}
+    else:
+        rows = table
+        keys = [f"{a}\x00{b}" for a, b in zip(rows["run_a"].astype(str), rows["run_b"].astype(str), strict=True)]
+        order = list(dict.fromkeys(keys))
+        label = {k: f"{escape(k.split(chr(0))[0])} {minus} {escape(k.split(chr(0))[1])}" for k in order}
+    cells = {k: {m: "—" for m in measures} for k in order}
+    for key, measure, difference, low, high, effect in zip(
+        keys,
+        rows["measure"].astype(str),
+        rows["difference"].to_numpy(dtype=np.float64),
+        rows["ci_low"].to_numpy(dtype=np.float64),
+        rows["ci_high"].to_numpy(dtype=np.float64),
+        rows["effect_size"].to_numpy(dtype=np.float64),
+        strict=True,
+    ):
+        if key in cells and measure in cells[key] and not np.isnan(difference):
+            d = _signed(difference, digits, minus)
+            lo, hi = _signed(low, digits, minus), _signed(high, digits, minus)
+            dz = "$d_z$" if latex else "d_z"
+            size = f"{effect:.2f}".replace("-", minus, 1) if np.isfinite(effect) else str(effect).replace("-", minus)
+            cells[key][measure] = f"{d} [{lo}, {hi}], {dz} {size}"
+    levels = sorted(set(table["ci_level"].dropna().astype(float)))
+    return [label[k] for k in order], [[cells[k][m] for m in measures] for k in order], levels
+
+
+def _difference_note(table: pd.DataFrame, levels: list[float], latex: bool) -> str:
+    percent = "\\%" if latex else "%"
+    if len(levels) == 1:
+        level = f"{100 * levels[0]:.4g}{percent}"
+    else:
+        level = f"{100 * levels[0]:.4g}–{100 * levels[-1]:.4g}{percent} (per measure: the ci_level column)"
+    correction = table.attrs.get("correction")
+    why = ""
+    if correction in ("bonferroni", "holm"):
+        why = f", the Bonferroni level 1 − alpha/{table.attrs.get('comparisons', 'm')} of the family"
+    elif correction == "fdr_bh":
+        why = ", the false-coverage-rate level 1 − R·alpha/m of Benjamini & Yekutieli"
+    dz = "$d_z$" if latex else "d_z"
+    return (
+        f"Difference of the means with its {level} paired t confidence interval{why}; "
+        f"{dz}: Cohen's effect size, the mean per-topic difference divided by the standard deviation of the "
+        "per-topic differences."
+    )
+
+
+def format_report(
+    table: pd.DataFrame,
+    fmt: str = "markdown",
+    *,
+    digits: int = 4,
+    differences: bool = False,
+    caption: str | None = None,
+    label: str = "tab:compare",
+) -> str:
     """A :func:`compare` table as text: ``"markdown"``, ``"latex"`` or ``"tsv"``.
 
     Markdown and LaTeX give one row per run and one column per measure (the given orders), values
-    rounded to ``digits`` decimals, and a sentence (markdown: a paragraph under the table; LaTeX: the
-    caption) stating the test, correction, level and number of topics. Marks:
+    rounded to ``digits`` decimals, and a note stating the test, correction, level and number of
+    topics (markdown: a paragraph under the table; LaTeX: a footnote-size paragraph under the tabular,
+    inside the table). Marks:
 
     * **bold**: the highest value of each measure (every run that has it, compared unrounded);
     * with a baseline: ``†`` (LaTeX ``$^{\\dagger}$``) after a value significantly different from the
       baseline's (``significant``: p_adjusted < alpha), higher or lower: compare with the baseline's
       row, marked "(baseline)";
-    * without a baseline: every run gets a letter (column ``#``: a, b, …, z, aa, …); a value carries
-      as superscript (markdown ``<sup>…</sup>``, LaTeX ``$^{…}$``) the letters of the runs it is
-      significantly higher than (a significant pair with equal values marks neither run).
+    * without a baseline: every run gets a label (column ``#``): the letters a … z for at most 26 runs,
+      else the numbers 1 … n; a value carries as superscript (markdown ``<sup>…</sup>``, LaTeX
+      ``$^{…}$``) the labels of the runs it is significantly higher than, letters written together
+      (``ac``), numbers separated by commas (``3,12,27``); a significant pair with equal values marks
+      neither run.
 
-    The LaTeX table uses ``booktabs`` rules (``\\usepackage{booktabs}``). ``"tsv"``: the table
-    itself, tab-separated with a header line, values at full precision, NaN as an empty field.
-    Run and measure names are escaped for markdown and LaTeX.
+    The note reads "p < alpha" without a correction and "adjusted p < alpha" with one.
+
+    ``differences=True`` adds a second table (markdown: under the note; LaTeX: a second ``table``
+    labelled ``label + ":differences"``): one row per comparison (each run minus the baseline, or
+    run_a − run_b for every pair), one cell per measure with the difference of the means, its
+    confidence interval and Cohen's d_z (the ``difference``, ``ci_low``/``ci_high`` and
+    ``effect_size`` columns of :func:`compare`), and a note giving the interval's level.
+
+    LaTeX: ``caption`` (default: "Comparison of the runs with the baseline NAME." or "Pairwise
+    comparison of the runs.", escaped; a given caption is used as it is) and ``\\label{label}``
+    (default ``tab:compare``); the table uses ``booktabs`` rules (``\\usepackage{booktabs}``).
+    ``"tsv"``: the table itself, tab-separated with a header line, values at full precision, NaN as an
+    empty field (``differences``, ``caption`` and ``label`` do not apply). Run and measure names are
+    escaped for markdown and LaTeX.
     """
     if not isinstance(fmt, str) or fmt not in FORMATS:
         raise ValueError(f"fmt={fmt!r} is not valid; choices: {', '.join(FORMATS)}")
     digits = _check_digits(digits)
+    if not isinstance(differences, (bool, np.bool_)):
+        raise ValueError(f"differences={differences!r} is not valid; expected True or False")
+    caption = _check_text(caption, "caption", True)
+    label = str(_check_text(label, "label", False))
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"table must be the DataFrame compare() returns, not {type(table).__name__}")
     mode, runs, measures, values, marks = _grid(table)
@@ -545,7 +710,7 @@ def format_report(table: pd.DataFrame, fmt: str = "markdown", *, digits: int = 4
         return table.to_csv(sep="\t", index=False, na_rep="", lineterminator="\n")
     latex = fmt == "latex"
     baseline = str(table["baseline"].iloc[0]) if mode == "baseline" else ""
-    letters = _letters(len(runs))
+    letters, joiner = _labels(len(runs))
     with np.errstate(invalid="ignore"):
         best = values == np.nanmax(values, axis=0, keepdims=True)
     cells = []
@@ -560,7 +725,7 @@ def format_report(table: pd.DataFrame, fmt: str = "markdown", *, digits: int = 4
             if mode == "baseline" and found:
                 text += r"$^{\dagger}$" if latex else BASELINE_MARK
             elif found:
-                sup = "".join(letters[k] for k in sorted(found))
+                sup = joiner.join(letters[k] for k in sorted(found))
                 text += f"$^{{{sup}}}$" if latex else f"<sup>{sup}</sup>"
             row.append(text)
         cells.append(row)
@@ -570,26 +735,62 @@ def format_report(table: pd.DataFrame, fmt: str = "markdown", *, digits: int = 4
     header = head + ["Run"] + [escape(m) for m in measures]
     body = [([letters[k]] if mode == "pairs" else []) + [names[k]] + cells[k] for k in range(len(runs))]
     note = _note(table, mode, baseline, latex)
+    extra = _difference_rows(table, mode, runs, measures, digits, latex) if differences else None
     if not latex:
-        lines = [
-            "| " + " | ".join(header) + " |",
-            "|" + "|".join(["---"] * (len(header) - len(measures)) + ["---:"] * len(measures)) + "|",
-        ]
-        lines += ["| " + " | ".join(row) + " |" for row in body]
-        return "\n".join(lines) + "\n\n" + note + "\n"
-    spec = "l" * (len(header) - len(measures)) + "r" * len(measures)
+        lines = _markdown_table(header, body, len(measures))
+        text = "\n".join(lines) + "\n\n" + note + "\n"
+        if extra is not None:
+            rows, diff_cells, levels = extra
+            diff_header = ["Comparison"] + [escape(m) for m in measures]
+            diff_lines = _markdown_table(
+                diff_header, [[r, *c] for r, c in zip(rows, diff_cells, strict=True)], len(measures)
+            )
+            text += "\n" + "\n".join(diff_lines) + "\n\n" + _difference_note(table, levels, False) + "\n"
+        return text
+    if caption is None:
+        caption = (
+            f"Comparison of the runs with the baseline {escape(baseline)}."
+            if mode == "baseline"
+            else "Pairwise comparison of the runs."
+        )
+    lines = _latex_table(header, body, len(measures), caption, label, note)
+    if extra is not None:
+        rows, diff_cells, levels = extra
+        diff_header = ["Comparison"] + [escape(m) for m in measures]
+        lines += _latex_table(
+            diff_header,
+            [[r, *c] for r, c in zip(rows, diff_cells, strict=True)],
+            len(measures),
+            "Differences of the means, with confidence intervals and effect sizes.",
+            f"{label}:differences",
+            _difference_note(table, levels, True),
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_table(header: list[str], body: list[list[str]], n_values: int) -> list[str]:
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] * (len(header) - n_values) + ["---:"] * n_values) + "|",
+    ]
+    return lines + ["| " + " | ".join(row) + " |" for row in body]
+
+
+def _latex_table(header: list[str], body: list[list[str]], n_values: int, caption: str, label: str, note: str):
+    spec = "l" * (len(header) - n_values) + "r" * n_values
     lines = [
         "\\begin{table}",
         "\\centering",
-        f"\\caption{{{note}}}",
+        f"\\caption{{{caption}}}",
+        f"\\label{{{label}}}",
         f"\\begin{{tabular}}{{{spec}}}",
         "\\toprule",
         " & ".join(header) + " \\\\",
         "\\midrule",
     ]
     lines += [" & ".join(row) + " \\\\" for row in body]
-    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
-    return "\n".join(lines) + "\n"
+    lines += ["\\bottomrule", "\\end{tabular}", "", "\\smallskip", f"{{\\footnotesize {note}\\par}}", "\\end{table}"]
+    return lines
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -601,7 +802,10 @@ of runs, with a multiple-comparison correction per measure. After QRELS, every a
 existing file or directory is a run (a directory stands for all files in it); the remaining arguments
 are measure strings. Output: a markdown or LaTeX table (runs x measures, best value in bold; with a
 baseline, a dagger marks a value significantly different from the baseline's; without one, superscript
-letters name the runs a value is significantly higher than) or the full table as TSV.
+letters (numbers beyond 26 runs) name the runs a value is significantly higher than) or the full table
+as TSV, whose columns include the difference of the means, its paired t confidence interval (ci_low,
+ci_high at ci_level: 1 - alpha, or 1 - alpha/m with a correction over m comparisons) and Cohen's d_z
+(effect_size); --differences adds these to the markdown and LaTeX output.
 """
 
 
@@ -633,6 +837,14 @@ def _parser():
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--format", choices=FORMATS, default="markdown", help="output format (default markdown)")
     parser.add_argument("--digits", type=int, default=4, help="decimals of markdown and LaTeX values (default 4)")
+    parser.add_argument(
+        "--differences",
+        action="store_true",
+        help="markdown and LaTeX: add a table of the differences of the means with their confidence intervals "
+        "and effect sizes (the tsv output always has the columns ci_low, ci_high, ci_level, effect_size)",
+    )
+    parser.add_argument("--caption", default=None, help="LaTeX: the table's caption (default: one naming the baseline)")
+    parser.add_argument("--label", default="tab:compare", help="LaTeX: the table's \\label (default tab:compare)")
     parser.add_argument(
         "-B",
         "--resamples",
@@ -670,9 +882,16 @@ def _compare_text(args) -> str:
         _check_alpha(args.alpha)
         _check_b(args.resamples)
         _check_digits(args.digits)
+        _check_text(args.caption, "caption", True)
+        _check_text(args.label, "label", False)
     except ValueError as exc:
         raise CliError(
-            str(exc).replace("alpha=", "--alpha ").replace("B=", "-B ").replace("digits=", "--digits ")
+            str(exc)
+            .replace("alpha=", "--alpha ")
+            .replace("B=", "-B ")
+            .replace("digits=", "--digits ")
+            .replace("caption=", "--caption ")
+            .replace("label=", "--label ")
         ) from None
 
     check_input_file(args.qrels, "qrels")
@@ -702,7 +921,14 @@ def _compare_text(args) -> str:
                 score_precision=args.score_precision,
                 topics=args.topics,
             )
-            text = format_report(table, args.format, digits=args.digits)
+            text = format_report(
+                table,
+                args.format,
+                digits=args.digits,
+                differences=args.differences,
+                caption=args.caption,
+                label=args.label,
+            )
         except (ValueError, TypeError) as exc:
             raise CliError(" ".join(str(exc).split()), EXIT_DATA) from None
     for warning in caught:

@@ -300,15 +300,17 @@ def test_interval_columns_per_query_and_aggregated():
     per_query = evaluate(runs, qrels, [measure, "AP@10"], interval=0.9)
     boot = per_query[per_query["measure"] == measure]
     reps = result.replicates.to_numpy()
-    assert np.array_equal(boot["lo"].to_numpy(), np.percentile(reps, 5, axis=1))
-    assert np.array_equal(boot["hi"].to_numpy(), np.percentile(reps, 95, axis=1))
+    # the percentiles of the replicates, extended to the value (the most likely replicate) where it lies outside
+    value = boot["value"].to_numpy()
+    assert np.array_equal(boot["lo"].to_numpy(), np.minimum(np.percentile(reps, 5, axis=1), value))
+    assert np.array_equal(boot["hi"].to_numpy(), np.maximum(np.percentile(reps, 95, axis=1), value))
     assert per_query.loc[per_query["measure"] == "AP@10", ["lo", "hi"]].isna().all().all()
     aggregated = evaluate(runs, qrels, [measure, "AP@10"], per_query=False, interval=0.8)
     for run in runs:
         means = result.replicates.loc[run].to_numpy().mean(axis=0)
         row = aggregated[(aggregated["run"] == run) & (aggregated["measure"] == measure)].iloc[0]
-        assert row["lo"] == pytest.approx(np.percentile(means, 10), abs=1e-12)
-        assert row["hi"] == pytest.approx(np.percentile(means, 90), abs=1e-12)
+        assert row["lo"] == pytest.approx(min(np.percentile(means, 10), row["value"]), abs=1e-12)
+        assert row["hi"] == pytest.approx(max(np.percentile(means, 90), row["value"]), abs=1e-12)
     plain = evaluate(runs, qrels, [measure, "AP@10"], per_query=False)
     assert np.array_equal(plain["value"].to_numpy(), aggregated["value"].to_numpy())
 

@@ -61,6 +61,10 @@ def test_hand_computed_t_test_against_the_baseline():
         "value",
         "baseline_value",
         "difference",
+        "ci_low",
+        "ci_high",
+        "ci_level",
+        "effect_size",
         "p_value",
         "p_adjusted",
         "significant",
@@ -434,9 +438,8 @@ PAIRS_LATEX = "\n".join(
     [
         r"\begin{table}",
         r"\centering",
-        r"\caption{superscript letters: significantly higher than the run of that letter (adjusted p < 0.05; "
-        r"two-sided paired t-test, Bonferroni correction over the 3 pairs of runs per measure); bold: the highest "
-        r"value per measure; 6 topics.}",
+        r"\caption{Pairwise comparison of the runs.}",
+        r"\label{tab:compare}",
         r"\begin{tabular}{llrr}",
         r"\toprule",
         r"\# & Run & P@1 & AP \\",
@@ -446,6 +449,11 @@ PAIRS_LATEX = "\n".join(
         r"c & mixed & 0.5000 & 0.7500 \\",
         r"\bottomrule",
         r"\end{tabular}",
+        "",
+        r"\smallskip",
+        r"{\footnotesize superscript letters: significantly higher than the run of that letter (adjusted p < 0.05; "
+        r"two-sided paired t-test, Bonferroni correction over the 3 pairs of runs per measure); bold: the highest "
+        r"value per measure; 6 topics.\par}",
         r"\end{table}",
         "",
     ]
@@ -486,7 +494,8 @@ def test_report_escapes_names():
     latex = format_report(table, "latex")
     assert r"bm25\_rm3|x & \textbf{1.0000}$^{\dagger}$ \\" in latex
     assert r"50\%\&\$\# (baseline) & 0.1667 \\" in latex
-    assert "baseline 50\\%\\&\\$\\# (adjusted p < 0.05; two-sided paired t-test, no correction)" in latex
+    assert "baseline 50\\%\\&\\$\\# (p < 0.05; two-sided paired t-test, no correction)" in latex
+    assert r"\caption{Comparison of the runs with the baseline 50\%\&\$\#.}" in latex
 
 
 def test_tsv_is_the_table_at_full_precision():

@@ -121,10 +121,19 @@ def precision(grades: np.ndarray, k: int, rel: int = 1) -> np.ndarray:
     return (grades[:, : int(k)] >= rel).sum(axis=1) / float(k)
 
 
-def rbp(grades: np.ndarray, p: float, rel: int = 1) -> np.ndarray:
-    """RBP (Moffat & Zobel 2008, binary): ``(1 − p) Σ_i p^{i−1} [g_i ≥ rel]`` over the given ranks."""
+def rbp(grades: np.ndarray, p: float, rel: int = 1, max_grade: int | None = None) -> np.ndarray:
+    """RBP (Moffat & Zobel 2008): ``(1 − p) Σ_i p^{i−1} gain_i`` over the given ranks, with
+    ``gain_i = [g_i ≥ rel]`` (``max_grade=None``, binary) or ``g_i / max_grade`` for ``g_i ≥ rel`` and 0
+    below (graded, as :func:`ir_incomplete.kernels.sampled.rbp_residual`; 0 everywhere when
+    ``max_grade ≤ 0``)."""
     weights = (1.0 - p) * p ** np.arange(grades.shape[1], dtype=np.float64)
-    return _sum_ranks(np.where(grades >= rel, _along(weights), 0.0))
+    if max_grade is None:
+        return _sum_ranks(np.where(grades >= rel, _along(weights), 0.0))
+    if max_grade <= 0:
+        return np.zeros((grades.shape[0], grades.shape[2]), dtype=np.float64)
+    gains = np.where(grades >= rel, grades / float(max_grade), 0.0)
+    gains *= _along(weights)
+    return _sum_ranks(gains)
 
 
 def ideal_cumulative_gain(counts: np.ndarray, depth: int) -> np.ndarray:

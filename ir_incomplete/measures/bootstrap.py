@@ -30,6 +30,7 @@ from ir_incomplete.measures.ndcg import (
     StatParam,
     topic_streams,
 )
+from ir_incomplete.measures.sampled import RBP_GAINS
 
 __all__ = [
     "BootstrapMeasure",
@@ -118,7 +119,12 @@ class BootstrapMeasure(Replicated, IncompleteMeasure):
     their average; ``predicted`` = the calibrated prior of each predicted unjudged document
     (:mod:`ir_incomplete.predictions`; ``min_count``, ``alpha``), and pool+run for unjudged covered
     documents without a prediction. A run with unjudged covered documents and a prediction for none of
-    them is refused under ``predicted``.
+    them is refused under ``predicted``. The predicted prior is used as calibrated, **without** the 1e−6
+    floor: where a query's own confusion row is used (at least ``min_count`` judged documents with that
+    prediction) a grade never judged with that prediction has probability 0 and is never drawn for it;
+    the pooled rows are smoothed by ``alpha`` > 0, so they give every grade some probability. (The floor
+    keeps the empirical pool and run priors, built from few documents, from ruling a grade out; the
+    calibration has its own smoothing, ``min_count`` and ``alpha``, for that.)
 
     Random numbers as ``BootNDCG``: with seed s, topic t has ``[rank × replicate]`` uniforms from
     ``default_rng(SeedSequence(s, spawn_key=blake2b(t)))`` (row i for rank i + 1, shared by the rankings
@@ -233,8 +239,12 @@ class BootstrappedRBP(BootstrapMeasure):
 
         RBP = (1 − p) Σ_{i ≤ k} p^{i−1} · [g_i ≥ rel]
 
-    on the completed judgments of each replicate (binary relevance, as ``RBP(p=…,rel=…)`` of
-    ``ir_measures`` and the value of ``RBPResidual``). Ranks after the run's end, or after k, add nothing.
+    on the completed judgments of each replicate (``gain=binary``, the default: binary relevance, as
+    ``RBP(p=…,rel=…)`` of ``ir_measures`` and the value of ``RBPResidual``). ``gain=graded`` replaces
+    ``[g_i ≥ rel]`` by ``g_i / G`` for ``g_i ≥ rel`` (0 below), G the largest grade anywhere in the qrels
+    (0 everywhere when G is 0), the definition of ``RBPResidual(gain=graded)`` (TREC-COVID's RBP); drawn
+    grades never exceed G, so with every covered document judged each replicate is
+    ``RBPResidual(gain=graded)``'s value. Ranks after the run's end, or after k, add nothing.
     """
 
     __name__ = "BootRBP"
@@ -248,14 +258,23 @@ class BootstrappedRBP(BootstrapMeasure):
             float, default=0.8, minimum=0, maximum=1, min_inclusive=False, max_inclusive=False, desc="persistence p"
         ),
         "rel": _REL,
+        "gain": Param(
+            str,
+            default="binary",
+            choices=RBP_GAINS,
+            desc="binary: gain 1 for grade >= rel; graded: grade / (largest grade in the qrels) for grade >= rel "
+            "(as RBPResidual)",
+        ),
         "cutoff": _CUTOFF_OPTIONAL,
     }
 
     def definition(self, setup):
         p, rel = self.get("p"), self.get("rel")
+        # the qrels' largest grade: the prior's levels are 0 .. that grade (grade_counts' columns)
+        max_grade = setup["topic_counts"].shape[1] - 1 if self.get("gain") == "graded" else None
 
         def rank_biased(grades, counts):
-            return kernels.rbp(grades, p, rel)
+            return kernels.rbp(grades, p, rel, max_grade)
 
         rank_biased.uses_counts = False  # type: ignore[attr-defined]
         return rank_biased
@@ -312,7 +331,11 @@ class QMeasure(IncompleteMeasure):
     * R = 0 gives 0; unjudged documents (absent, or negative qrels grade) are nonrelevant with gain 0;
       ``judged_only=True`` removes them first (condensed list, Sakai 2007) and then cuts at k; R and the
       ideal ranking never change;
-    * ties in score: document id descending (trec_eval), scores compared in single precision.
+    * ties in score: document id descending (trec_eval), scores compared in single precision. The run is
+      ranked by score, as trec_eval re-sorts it; NTCIREVAL scores a ranked list in the order of its
+      lines. They differ where a run file's lines are not in that order: on TREC-COVID round 1, 41 of the
+      4,290 (run, topic) cells of Q differ from NTCIREVAL's, by up to 0.066. To reproduce NTCIREVAL on
+      such a file, give scores that follow the file order.
 
     β = 0 gives AP; for binary grades the blended ratio is precision C(r)/r up to rank R and
     (1+β)C(r)/(r+βR) beyond it, so Q ≥ AP, with equality when every retrieved relevant document is in the

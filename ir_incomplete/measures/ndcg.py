@@ -387,7 +387,8 @@ class BootstrappedNDCG(Replicated, _CutoffAlwaysShown):
       from its calibrated prior, unjudged top-k documents without a prediction from the pool+run prior,
       and the replicate is nDCG@k with the ideal DCG of the human plus drawn grades
       (:class:`ir_incomplete.measures.bootstrap.BootstrapMeasure` describes that sampler and its random
-      streams). Not combinable with ``compat=ecir23``.
+      streams). The calibrated prior is used without the 1e−6 floor (a grade it gives probability 0 is
+      never drawn; see there). Not combinable with ``compat=ecir23``.
 
     Levels: 0 .. the highest judged grade of the topic (``pool_scope=collection``: of the qrels; the
     reference code models 0..3). When no top-k document is judged the run prior is undefined and the

@@ -131,6 +131,14 @@ class ExtendedInfAP(_SampledMeasure):
     a topic the run does not answer gets 0 (ir_measures' convention; ``sample_eval`` leaves it out of its
     mean, see ``evaluate(..., topics="run")``). With plain qrels (one stratum, everything in it judged)
     this is the pool variant of infAP with c = 3: within 3e-5 of AP (the ε terms).
+
+    Bias: xinfAP is a ratio of estimates (the sampled precisions weighted by R̂_c / R̂), so it is only
+    approximately unbiased, with a finite-sample bias of the ratio estimator. On 200 seeded stratified
+    samples of the TREC-COVID round-1 pool of its 143 runs (``stratified_sample`` with seeds 0–199: ranks
+    1–10 judged, ranks 11–100 sampled at 20 %), the mean over the samples of a run's ``xinfAP@100``
+    differs from its AP@100 on the full round-1 judgments by up to 0.0032, and on one (run, topic) by
+    0.022. NIST's ``sample_eval``, which this reproduces, gives the same values: the bias is the
+    estimator's, not its computation's.
     """
 
     __name__ = "xinfAP"
