@@ -63,7 +63,7 @@ OUTPUT_FILES = (
 CELLS = "cells"  # the finished grid cells of an unfinished study (removed once the study is complete)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 #: parameters that do not change the results: a study may be resumed with other values
-_RUNTIME = ("n_jobs", "no_progress", "no_plots", "overwrite", "resume", "out", "qrels", "runs", "groups")
+_RUNTIME = ("n_jobs", "progress", "no_progress", "no_plots", "overwrite", "resume", "out", "qrels", "runs", "groups")
 
 
 class _UsageError(Exception):
@@ -201,7 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="float32",
         help="score comparison precision (default float32, as trec_eval 9)",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr, one step per grid cell (default: when stderr is a terminal and the "
+        "study takes more than 2 s)",
+    )
     p.add_argument("--no-plots", action="store_true", help="write no PNG files")
     return p
 
@@ -598,7 +604,7 @@ def _main(parser, argv: list[str], run: _Run) -> int:
             seed=args.seed,
             reference=args.reference,
             n_jobs=args.n_jobs,
-            progress=not args.no_progress,
+            progress=args.progress,
             options=options,
             filters=args.filters,
             negative=args.negative,
