@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ir_incomplete.robustness import plot_robustness, robustness_study
+from ir_incomplete.robustness import plot_robustness
 from ir_incomplete.robustness.cli import main
 from ir_incomplete.robustness.plot import BAND_LABEL
 
