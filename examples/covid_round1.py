@@ -19,7 +19,7 @@ Run from the project folder (the data lives in ``../shared/data/trec-covid-round
 
     python examples/covid_round1.py [--out DIR | --docs] [--runs N] [--quick] [--whole-ranking]
 
-Takes about 40 s on 2 busy cores; ``--quick`` (the first 10 runs, no figure) a few seconds.
+Takes about 50 s on 2 busy cores; ``--quick`` (the first 10 runs, no figure) a few seconds.
 """
 
 from __future__ import annotations

@@ -60,15 +60,15 @@ predictions-as-qrels, plain and the complete value: ``predicted_labels_covid.png
 in ``--out DIR``, or ``docs/`` with ``--docs``.
 
 Run from the project root (the data live in ``../shared/data``, or pass their folder). The defaults — 40
-repeats, Boot(predicted) on the first 2 of them (it draws a grade for each of the ~3800 predicted
-unjudged documents per topic in each of 1000 replicates: 8–15 s a repeat) — take about a minute on 2
-busy cores. ``--full`` runs the README's tables, 200 repeats and Boot(predicted) on 20 of them: 251 s
+repeats, Boot(predicted) on the first of them (it draws a grade for each of the ~3800 predicted
+unjudged documents per topic in each of 1000 replicates: 8–15 s a repeat) — take 80 s of CPU time
+(measured: 112 s on 2 busy cores). ``--full`` runs the README's tables, 200 repeats and Boot(predicted) on 20 of them: 251 s
 on 2 shared cores, 455 s when they are busy. ``--quick`` (20 runs, 3 repeats, no figure) takes a few
 seconds. A progress bar over the repeats shows on a terminal (``--progress``/``--no-progress``).
 ``--confusion`` sets another labeler (rows separated by ``/``)::
 
     python examples/predicted_labels_covid.py [DATA_FOLDER] [--quick | --full] [--repeats 40]
-                                              [--boot-repeats 2] [--labelled 10] [--runs N]
+                                              [--boot-repeats 1] [--labelled 10] [--runs N]
                                               [--confusion 0.85,0.1,0.05/...] [--out DIR | --docs]
 """
 
@@ -228,7 +228,7 @@ def main(argv=None) -> int:
         "--boot-repeats",
         type=int,
         default=None,
-        help="Boot(predicted) on the first N repeats only (default 2; about 11 s a repeat, the bulk of the runtime)",
+        help="Boot(predicted) on the first N repeats only (default 1; about 11 s a repeat, the bulk of the runtime)",
     )
     parser.add_argument("--runs", type=int, default=None, help="only the first N runs")
     parser.add_argument(
@@ -255,7 +255,7 @@ def main(argv=None) -> int:
     parser.add_argument("--docs", action="store_true", help=f"regenerate docs/{FIGURE} of the project")
     parser.add_argument("--no-png", dest="png", action="store_false", help="do not draw the figure")
     args = parser.parse_args(argv)
-    repeats, boot_repeats, runs_kept = (200, 20, None) if args.full else (3, 1, 20) if args.quick else (40, 2, None)
+    repeats, boot_repeats, runs_kept = (200, 20, None) if args.full else (3, 1, 20) if args.quick else (40, 1, None)
     args.repeats = repeats if args.repeats is None else args.repeats
     args.boot_repeats = boot_repeats if args.boot_repeats is None else args.boot_repeats
     args.runs = runs_kept if args.runs is None else args.runs
