@@ -59,14 +59,17 @@ Figure: the 25 best runs (on complete judgments) with PPI's and Boot(predicted)'
 predictions-as-qrels, plain and the complete value: ``predicted_labels_covid.png`` in the current folder,
 in ``--out DIR``, or ``docs/`` with ``--docs``.
 
-Run from the project root (the data live in ``../shared/data``, or pass their folder). The defaults — 200
-repeats, Boot(predicted) on the first 20 of them (it draws a grade for each of the ~3800 predicted
-unjudged documents per topic in each of 1000 replicates: 8–15 s a repeat) — took 251 s on 2 shared
-cores (455 s when they were busy). ``--confusion`` sets another labeler (rows separated by ``/``)::
+Run from the project root (the data live in ``../shared/data``, or pass their folder). The defaults — 40
+repeats, Boot(predicted) on the first of them (it draws a grade for each of the ~3800 predicted
+unjudged documents per topic in each of 1000 replicates: 8–15 s a repeat) — take 80 s of CPU time
+(measured: 112 s on 2 busy cores). ``--full`` runs the README's tables, 200 repeats and
+Boot(predicted) on 20 of them: 251 s on 2 shared cores, 455 s when they are busy. ``--quick`` (20
+runs, 3 repeats, no figure) takes a few seconds. A progress bar over the repeats shows on a terminal
+(``--progress``/``--no-progress``). ``--confusion`` sets another labeler (rows separated by ``/``)::
 
-    python examples/predicted_labels_covid.py [DATA_FOLDER] [--repeats 200] [--boot-repeats 20]
-                                              [--labelled 10] [--confusion 0.85,0.1,0.05/...]
-                                              [--out DIR | --docs]
+    python examples/predicted_labels_covid.py [DATA_FOLDER] [--quick | --full] [--repeats 40]
+                                              [--boot-repeats 1] [--labelled 10] [--runs N]
+                                              [--confusion 0.85,0.1,0.05/...] [--out DIR | --docs]
 """
 
 from __future__ import annotations
@@ -118,12 +121,16 @@ def grid(table: pd.DataFrame, runs: list[str], measure: str, topics: list[str]) 
     return rows.reindex(pd.MultiIndex.from_product([runs, topics])).to_numpy().reshape(len(runs), len(topics))
 
 
-def boot_intervals(prepared, names: list[str], qrels, measures: list[str], predictions=None) -> dict[str, tuple]:
+def boot_intervals(
+    prepared, names: list[str], qrels, measures: list[str], predictions=None, progress: bool | None = None
+) -> dict[str, tuple]:
     """``{measure: (value, lo, hi)}`` (arrays in run order) of bootstrap measures from one ``evaluate``
     call: the value as ``evaluate`` reports it (the measure's ``stat``), the 90 % interval from the
     percentiles of its replicate means."""
     extra = {} if predictions is None else {"predictions": predictions}
-    table = ir_incomplete.evaluate(prepared, qrels, measures, per_query=False, interval=1 - ALPHA, **extra)
+    table = ir_incomplete.evaluate(
+        prepared, qrels, measures, per_query=False, interval=1 - ALPHA, progress=progress, **extra
+    )
     out = {}
     for measure in measures:
         rows = table[table["measure"] == repr(ir_incomplete.parse(measure))].set_index("run").reindex(names)
@@ -212,14 +219,30 @@ def confusion_matrix(text: str) -> list[list[float]]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="folder holding trec-covid-round1/")
-    parser.add_argument("--repeats", type=int, default=200, help="seeded repeats of labeler and labelled topics")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="seeded repeats of labeler and labelled topics (default 40)"
+    )
     parser.add_argument("--labelled", type=int, default=10, help="topics with complete judgments for PPI (of 30)")
     parser.add_argument("--depth", type=int, default=100, help="the labeler grades each run's top DEPTH documents")
     parser.add_argument(
         "--boot-repeats",
         type=int,
-        default=20,
-        help="Boot(predicted) on the first N repeats only (default 20; about 11 s a repeat, the bulk of the runtime)",
+        default=None,
+        help="Boot(predicted) on the first N repeats only (default 1; about 11 s a repeat, the bulk of the runtime)",
+    )
+    parser.add_argument("--runs", type=int, default=None, help="only the first N runs")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the README's tables: 200 repeats, Boot(predicted) on 20 (measured 251 s on 2 shared cores, "
+        "455 s when they are busy)",
+    )
+    parser.add_argument("--quick", action="store_true", help="20 runs, 3 repeats, no figure: a few seconds")
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a bar over the repeats on stderr (default: when stderr is a terminal)",
     )
     parser.add_argument(
         "--confusion",
@@ -232,12 +255,19 @@ def main(argv=None) -> int:
     parser.add_argument("--docs", action="store_true", help=f"regenerate docs/{FIGURE} of the project")
     parser.add_argument("--no-png", dest="png", action="store_false", help="do not draw the figure")
     args = parser.parse_args(argv)
+    repeats, boot_repeats, runs_kept = (200, 20, None) if args.full else (3, 1, 20) if args.quick else (40, 1, None)
+    args.repeats = repeats if args.repeats is None else args.repeats
+    args.boot_repeats = boot_repeats if args.boot_repeats is None else args.boot_repeats
+    args.runs = runs_kept if args.runs is None else args.runs
+    args.png = args.png and not args.quick
     if args.repeats < 1:
         raise SystemExit("--repeats must be >= 1")
     if args.boot_repeats < 1:
         raise SystemExit("--boot-repeats must be >= 1")
     started = time.perf_counter()
     runs, round1, complete = load(args.data)
+    if args.runs is not None:
+        runs = dict(list(runs.items())[: args.runs])
     names = list(runs)
     prepared = prepare_runs(runs)
     topics = sorted(set(complete["query_id"]), key=int)
@@ -251,7 +281,8 @@ def main(argv=None) -> int:
     boot_repeats = min(args.boot_repeats, args.repeats)
     print(
         f"{len(names)} runs, {len(topics)} topics; round-1 qrels {len(round1)} judgments, complete {len(complete)}; "
-        f"the labeler grades {len(docs)} documents (top {args.depth} of every run)"
+        f"the labeler grades {len(docs)} documents (top {args.depth} of every run)",
+        flush=True,
     )
     tally = Tally(target)
     sweep = Tally(target)
@@ -265,6 +296,7 @@ def main(argv=None) -> int:
     boot_time = 0.0
 
     kappas, kappas_all, figure_data = [], [], {}
+    bar = _bar(args.repeats, args.progress)
     for repeat in range(args.repeats):
         labels = simulate_labels(complete, args.confusion, seed=repeat, docs=docs)
         kappas.append(judged_kappa(labels, complete))
@@ -305,14 +337,14 @@ def main(argv=None) -> int:
         if repeat < boot_repeats:
             tick = time.perf_counter()
             wanted = [boot_predicted for _, boot_predicted in MEASURES.values()]
-            found = boot_intervals(prepared, names, round1, wanted, predictions=predictions)
+            found = boot_intervals(prepared, names, round1, wanted, predictions=predictions, progress=False)
             boot_time += time.perf_counter() - tick
             for m, (_, boot_predicted) in MEASURES.items():
                 tally.record("Boot(predicted)", m, *found[boot_predicted])
                 if repeat == 0:
                     figure_data[m]["Boot(predicted)"] = found[boot_predicted]
-        if (repeat + 1) % 50 == 0:
-            print(f"  {repeat + 1} repeats, {time.perf_counter() - started:.0f} s")
+        bar.update(1)
+    bar.close()
 
     share = np.bincount(labels.merge(complete[["query_id", "doc_id"]])["human"], minlength=3)
     print(
@@ -346,6 +378,15 @@ def main(argv=None) -> int:
         draw(figure_data, plain, names, topics, target, path, float(kappas[0]))
     print(f"({time.perf_counter() - started:.0f} s in all)")
     return 0
+
+
+def _bar(total: int, progress: bool | None):
+    """A tqdm bar over the repeats on stderr: on a terminal by default, or as ``--progress`` says."""
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total, desc="repeats", unit="repeat", file=sys.stderr, disable=None if progress is None else not progress
+    )
 
 
 def draw(figure_data, plain, names, topics, target, path: Path, kappa: float) -> None:

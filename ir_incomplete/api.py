@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from ir_incomplete import _progress
 from ir_incomplete.data.columns import _plain
 from ir_incomplete.data.ids import first_null, is_arrow_table
 from ir_incomplete.data.readers import RUN_COLUMN, parquet_run_column, read_once, run_directory_entries
@@ -255,6 +256,7 @@ def evaluate(
     chunk_rows: int | None = DEFAULT_CHUNK_ROWS,
     predictions: Any = None,
     interval: float | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Evaluate one or many runs with many measures, converting the qrels once.
 
@@ -308,6 +310,11 @@ def evaluate(
         value is the ``stat`` of each query's replicates (mean of these over the queries), which need not
         lie between those percentiles (:func:`ir_incomplete.bootstrap.value_interval`). NaN for other
         measures.
+    progress
+        A ``tqdm`` progress bar on stderr, counting the (run, query, measure) scores computed (the
+        bootstrapped measures move it as they go): ``None`` (default) shows it when stderr is a terminal
+        and the call is still running after 2 s, ``True`` always, ``False`` never
+        (:mod:`ir_incomplete._progress`). The values do not depend on it.
 
     Returns
     -------
@@ -324,7 +331,7 @@ def evaluate(
     """
     measures = as_measures(measures)  # read once: a generator of measure strings is read here only
     result, bounds = _evaluate_with_intervals(
-        runs, qrels, measures, negative, score_precision, topics, chunk_rows, predictions, interval
+        runs, qrels, measures, negative, score_precision, topics, chunk_rows, predictions, interval, progress
     )
     if not per_query:
         result = _aggregate(result, measures)
@@ -356,9 +363,29 @@ def _evaluate_with_intervals(
     chunk_rows: int | None,
     predictions: Any,
     interval: float | None,
+    progress: bool | None = None,
 ) -> tuple[pd.DataFrame, dict[tuple[str, str], tuple[float, float]]]:
     """:func:`evaluate` per query (with ``lo``/``hi`` when ``interval`` is given) and the aggregated
-    interval ``{(run, measure): (lo, hi)}`` of each bootstrapped measure."""
+    interval ``{(run, measure): (lo, hi)}`` of each bootstrapped measure, with a progress bar (see
+    :func:`evaluate`)."""
+    with _progress.task(_progress.check_progress(progress), "evaluate", unit="score"):
+        return _scores_and_intervals(
+            runs, qrels, measures, negative, score_precision, topics, chunk_rows, predictions, interval
+        )
+
+
+def _scores_and_intervals(
+    runs: Any,
+    qrels: Any,
+    measures: Any,
+    negative: str,
+    score_precision: str,
+    topics: str,
+    chunk_rows: int | None,
+    predictions: Any,
+    interval: float | None,
+) -> tuple[pd.DataFrame, dict[tuple[str, str], tuple[float, float]]]:
+    """The work of :func:`_evaluate_with_intervals`, moving the progress bar of its task."""
     from ir_incomplete.bootstrap import interval_percentiles, is_bootstrapped, replicate_intervals
     from ir_incomplete.predictions import Predictions
 
@@ -396,6 +423,7 @@ def _evaluate_with_intervals(
     sums = [np.zeros((n_runs, impl.get("b") if b else 0)) for b, (_, impl) in zip(boot, ours, strict=True)]
     answered = np.zeros((n_runs, n_topics), dtype=bool)  # (run, query) pairs the runs answer
     others = [m for m in measures if not computable(m)]
+    _progress.set_total(n_runs * n_topics * (len(ours) + len(others)))  # (run, query, measure) scores
     if ours and others and run_map is not None:  # both paths read every run: read files once
         run_map = {
             name: _single_run(read_trec_run(run), run) if isinstance(run, (str, os.PathLike)) else run
@@ -419,6 +447,7 @@ def _evaluate_with_intervals(
             cells = (first + ranked.run_of_row, ranked.topic_of_row)
             answered[cells] = True
             for i, ((_, impl), grid) in enumerate(zip(ours, grids, strict=True)):
+                done = _progress.completed() + ranked.n_rows  # bootstrapped measures advance as they go
                 if boot[i] and interval is not None:
                     values, lo, hi, run_sums = replicate_intervals(impl, ranked, judged, pred, interval)
                     lows[i][cells], highs[i][cells] = lo, hi
@@ -432,6 +461,7 @@ def _evaluate_with_intervals(
                         values[cells] = details[name]
                 else:
                     grid["value"][cells] = impl.compute(ranked, judged)
+                _progress.advance(done - _progress.completed())
             del ranked
         run_col = np.repeat(np.array(names, dtype=object), n_topics)
         qid_col = np.tile(judged.topic_ids, n_runs)
@@ -444,7 +474,9 @@ def _evaluate_with_intervals(
     if run_map is None and prepared is not None and (others or (topics == "run" and not ours)):
         run_map = prepared.frames()  # the converted runs as frames, for ir_measures and answered pairs
     if others:
-        frames.extend(_evaluate_elsewhere(run_map, judged, others, warn_empty=not ours))
+        for frame in _evaluate_elsewhere(run_map, judged, others, warn_empty=not ours):  # run by run
+            frames.append(frame)
+            _progress.advance(n_topics * len(others))
     result = pd.concat(frames, ignore_index=True)
     if topics == "run":
         if ours:

@@ -303,6 +303,12 @@ def _evaluation_parser() -> _Parser:
         help="meaning of negative qrels grades: pooled but unjudged (default, as trec_eval) or nonrelevant",
     )
     parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr (default: when stderr is a terminal and the evaluation takes more than 2 s)",
+    )
+    parser.add_argument(
         "--score-precision",
         dest="score_precision",
         choices=SCORE_PRECISIONS,
@@ -579,6 +585,7 @@ def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
                 DEFAULT_CHUNK_ROWS,
                 predictions,
                 args.interval,
+                progress=args.progress,
             )
         except (ValueError, TypeError, NameError) as exc:
             raise CliError(_one_line(exc), EXIT_DATA) from None

@@ -5,7 +5,9 @@ classifier: the *predictions*) exist for every query. Scoring the runs on the pr
 scoring them on the labelled queries alone is unbiased but noisy. PPI (Angelopoulos, Bates, Fannjiang,
 Jordan & Zrnic, *Prediction-powered inference*, Science 382, 2023) combines both: it scores every query on
 the predictions and corrects the bias with the labelled queries, giving an unbiased estimate of the mean
-and a confidence interval valid whatever the quality of the predictions. PPI++ (Angelopoulos, Duchi &
+and a confidence interval valid whatever the quality of the predictions, provided the labelled queries
+are a random sample of enough queries (a normal approximation: on TREC-COVID, 90 % intervals from 10
+random labelled topics covered 87.7 %, from 80 topics 90 %). PPI++ (Angelopoulos, Duchi &
 Zrnic, *PPI++: Efficient Prediction-Powered Inference*, arXiv:2311.01453, 2023) weighs the predictions
 by a tuned λ, so that poor predictions never make the interval wider than the human-only one (to first
 order). Oosterhuis, Jagerman, Qin, Wang & Bendersky (*Reliable Confidence Intervals for Information

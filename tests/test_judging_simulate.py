@@ -185,7 +185,7 @@ def test_example_writes_to_the_current_folder_or_out(tmp_path, data, monkeypatch
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    args = ["--data", str(folder), "--budget", "60", "--step", "30"]
+    args = ["--data", str(folder), "--budget", "60", "--step", "30", "--full"]
     assert example.main(args) == 0
     out = capsys.readouterr().out
     assert (cwd / "judging_covid.png").stat().st_size > 1000

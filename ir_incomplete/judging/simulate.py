@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ir_incomplete._progress import check_progress, progress_bar
 from ir_incomplete.judging._candidates import Candidates, _judgment_frame, check_budget, is_empty_qrels
 
 __all__ = ["simulate", "plot_simulation", "DEFAULT_MEASURES", "CURVE_STATISTICS"]
@@ -91,7 +92,7 @@ def simulate(
     measures: Sequence[Any] = DEFAULT_MEASURES,
     *,
     score_precision: str = "float32",
-    progress: bool = False,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Replay ``strategy`` against ``oracle_qrels``: judgments spent → τ, τ_AP, RMSE of every measure.
 
@@ -120,6 +121,10 @@ def simulate(
     measures
         Measures to score the runs with (default ``AP`` and ``nDCG@10``; any measure
         :func:`ir_incomplete.evaluate` computes).
+    progress
+        A ``tqdm`` bar on stderr, one step per point of the curve: ``None`` (default) when stderr is a
+        terminal and the replay is still running after 2 s, ``True`` always, ``False`` never. The values
+        do not depend on it.
 
     Returns
     -------
@@ -136,6 +141,7 @@ def simulate(
     from ir_incomplete.robustness.compare import kendall_tau, rmse, tau_ap
 
     budget = check_budget(budget)
+    check_progress(progress)
     points = _checkpoints(budget, step)
     strategy = _resolve(strategy)
     measure_objs = as_measures(list(measures) if not isinstance(measures, str) else [measures])
@@ -158,7 +164,7 @@ def simulate(
     topic_index = pd.Index(topics)
 
     def means(qrels: pd.DataFrame) -> pd.DataFrame:
-        frame = evaluate(prepared, qrels, measure_objs, per_query=True, score_precision=score_precision)
+        frame = evaluate(prepared, qrels, measure_objs, per_query=True, score_precision=score_precision, progress=False)
         frame = frame[frame["query_id"].astype(str).isin(topic_index)]
         wide = frame.pivot_table(index=["measure", "run"], columns="query_id", values="value", aggfunc="first")
         wide = wide.reindex(columns=topic_index, fill_value=0.0).fillna(0.0)
@@ -175,7 +181,8 @@ def simulate(
     n_start = 0 if start_frame is None else int((start_frame["relevance"] >= 0).sum())
     spent, found = 0, 0
     rows = []
-    bar = _progress(len(points), progress, getattr(strategy, "name", type(strategy).__name__))
+    label = getattr(strategy, "name", type(strategy).__name__)
+    bar = progress_bar(len(points), progress, f"simulate {label}", "round")
     for point in points:
         exhausted = False
         while spent < point:
@@ -223,12 +230,10 @@ def simulate(
                     "seconds": elapsed,
                 }
             )
-        if bar is not None:
-            bar.update(1)
+        bar.update(1)
         if exhausted:
             break
-    if bar is not None:
-        bar.close()
+    bar.close()
     curve = pd.DataFrame(rows)
     curve.attrs.update(
         {"strategy": getattr(strategy, "name", type(strategy).__name__), "reference": reference, "budget": budget}
@@ -240,16 +245,6 @@ def _takes_candidates(strategy: Any) -> bool:
     from ir_incomplete.judging.pools import _ArmPool, _StaticPool
 
     return isinstance(strategy, (_ArmPool, _StaticPool))
-
-
-def _progress(total: int, enabled: bool, name: str):
-    if not enabled:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover - tqdm is optional
-        return None
-    return tqdm(total=total, desc=f"simulate {name}", unit="round")
 
 
 def plot_simulation(

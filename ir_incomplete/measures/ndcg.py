@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from ir_measures.measures import ParamInfo
 
+from ir_incomplete._progress import advance
 from ir_incomplete.data import POOLED_UNJUDGED
 from ir_incomplete.kernels import bootstrap as completion_kernels
 from ir_incomplete.kernels import ndcg as kernels
@@ -316,6 +317,7 @@ class Replicated:
         for lo in range(0, len(rows), step):
             part = rows[lo : lo + step]
             yield part, self._replicates(ranked, qrels, setup, part)
+            advance(len(part))  # a progress bar, if a caller shows one (rankings done)
 
     # -- values -----------------------------------------------------------------------------------------
     def compute(self, ranked, qrels, predictions: Any = None):

@@ -63,7 +63,19 @@ OUTPUT_FILES = (
 CELLS = "cells"  # the finished grid cells of an unfinished study (removed once the study is complete)
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 #: parameters that do not change the results: a study may be resumed with other values
-_RUNTIME = ("n_jobs", "no_progress", "no_plots", "overwrite", "resume", "out", "qrels", "runs", "groups")
+_RUNTIME = (
+    "n_jobs",
+    "progress",
+    "no_progress",
+    "no_plots",
+    "full_summary",
+    "overwrite",
+    "resume",
+    "out",
+    "qrels",
+    "runs",
+    "groups",
+)
 
 
 class _UsageError(Exception):
@@ -201,8 +213,19 @@ def build_parser() -> argparse.ArgumentParser:
         default="float32",
         help="score comparison precision (default float32, as trec_eval 9)",
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar on stderr, one step per grid cell (default: when stderr is a terminal and the "
+        "study takes more than 2 s)",
+    )
     p.add_argument("--no-plots", action="store_true", help="write no PNG files")
+    p.add_argument(
+        "--full-summary",
+        action="store_true",
+        help="print every statistic with its standard deviation (as summary.csv) instead of the short summary",
+    )
     return p
 
 
@@ -598,7 +621,7 @@ def _main(parser, argv: list[str], run: _Run) -> int:
             seed=args.seed,
             reference=args.reference,
             n_jobs=args.n_jobs,
-            progress=not args.no_progress,
+            progress=args.progress,
             options=options,
             filters=args.filters,
             negative=args.negative,
@@ -616,6 +639,19 @@ def _main(parser, argv: list[str], run: _Run) -> int:
 
     run.grid_done = True
     return _write_outputs(args, out, result, manifest)
+
+
+#: the columns of the printed summary unless --full-summary (the means; the standard deviations of τ and RMSE)
+SHORT_SUMMARY = ("measure", "level", "repeats", "tau", "tau_std", "tau_ap", "rmse", "rmse_std", "rmse_topic")
+
+
+def short_summary(summary):
+    """The printed summary: :data:`SHORT_SUMMARY`'s columns of ``summary`` (those it has), without the
+    standard deviations when every cell has one repeat (they are all 0)."""
+    columns = [c for c in SHORT_SUMMARY if c in summary.columns]
+    if "repeats" in summary.columns and (summary["repeats"] <= 1).all():
+        columns = [c for c in columns if not c.endswith("_std")]
+    return summary[columns]
 
 
 def _write_outputs(args, out: str, result, manifest: dict) -> int:
@@ -666,8 +702,14 @@ def _write_outputs(args, out: str, result, manifest: dict) -> int:
     except OSError as exc:
         sys.stderr.write(f"{PROG}: error: cannot write to --out folder {out}: {exc.strerror or exc}\n")
         return EXIT_USAGE
-    with pd.option_context("display.width", 120, "display.max_rows", 500):
-        sys.stdout.write(summary.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
+    with pd.option_context("display.width", 250, "display.max_rows", 500):
+        shown = summary if args.full_summary else short_summary(summary)
+        sys.stdout.write(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
+        if not args.full_summary:
+            sys.stdout.write(
+                "(means over the repeats; every statistic with its standard deviation is in summary.csv, "
+                "--full-summary prints it)\n"
+            )
     if note:
         sys.stdout.write(note + "\n")
     sys.stdout.write(f"wrote {', '.join(written + [MANIFEST])} to {out}\n")

@@ -126,7 +126,15 @@ def filter_runs(
     if any(f in ("top75", "above_q1") for f in filters) and scores is None:
         from ir_incomplete.api import evaluate
 
-        frame = evaluate(run_map, qrels, [measure], per_query=False, negative=negative, score_precision=score_precision)
+        frame = evaluate(
+            run_map,
+            qrels,
+            [measure],
+            per_query=False,
+            negative=negative,
+            score_precision=score_precision,
+            progress=False,
+        )
         scores = frame.set_index("run")["value"]
     keep = set(names)
     for name in filters:

@@ -65,6 +65,10 @@ def _save(fig: Figure | SubFigure, path: str | os.PathLike[str] | None, dpi: int
     fig.savefig(path, dpi=dpi)
 
 
+#: the legend entry of the shaded bands of :func:`plot_robustness`
+BAND_LABEL = "shaded: mean ± 1 s.d. over repeats"
+
+
 @overload
 def plot_robustness(
     stats: pd.DataFrame,
@@ -114,8 +118,9 @@ def plot_robustness(
 
     Numeric levels are placed on a numeric axis (fractions are shown as percentages); other levels
     (groups) as categories. Integer levels (pool depths) get integer ticks (at the levels when there
-    are at most 10); a single level gets one tick and an axis from half to 1.5 times it. Returns the
-    ``Figure``; ``path`` saves it (PNG by extension).
+    are at most 10); a single level gets one tick and an axis from half to 1.5 times it. With ``band``
+    and more than one repeat, a shaded band around each line spans its mean ± one standard deviation
+    over the repeats (the legend says so). Returns the ``Figure``; ``path`` saves it (PNG by extension).
     """
     if statistic not in STATISTICS:
         raise ValueError(f"statistic={statistic!r} is not valid; choices: {', '.join(STATISTICS)}")
@@ -133,6 +138,7 @@ def plot_robustness(
     levels = list(pd.unique(stats["level"]))
     numeric = all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in levels)
     fractions = numeric and method in ("sample", "stratified")
+    banded = False
     for measure in measures:
         sub = stats[stats["measure"] == measure]
         grouped = sub.groupby("level", sort=numeric)[statistic]
@@ -145,6 +151,7 @@ def plot_robustness(
             x = np.arange(len(levels))
         (line,) = ax.plot(x, mean.to_numpy(), marker="o", markersize=4, label=measure)
         if band and (std.to_numpy() > 0).any():
+            banded = True
             ax.fill_between(
                 x,
                 mean.to_numpy() - std.to_numpy(),
@@ -171,7 +178,13 @@ def plot_robustness(
         )
     ax.set_title(title, fontsize=9)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    handles, labels = ax.get_legend_handles_labels()
+    if banded:
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(facecolor="gray", alpha=0.3, linewidth=0))
+        labels.append(BAND_LABEL)
+    ax.legend(handles, labels, fontsize=7)
     _save(fig, path, dpi)
     return fig
 

@@ -226,7 +226,13 @@ def _mean_scores(ctx: _Context, qrels, measures: list[str]) -> tuple[np.ndarray,
     from ir_incomplete.api import evaluate
 
     frame = evaluate(
-        ctx.runs, qrels, measures, per_query=True, negative=ctx.negative, score_precision=ctx.score_precision
+        ctx.runs,
+        qrels,
+        measures,
+        per_query=True,
+        negative=ctx.negative,
+        score_precision=ctx.score_precision,
+        progress=False,  # the study's bar counts cells
     )
     m = pd.Index(measures).get_indexer(frame["measure"])
     r = pd.Index(ctx.run_names).get_indexer(frame["run"])
@@ -315,23 +321,10 @@ def _worker_task(task) -> tuple[np.ndarray, np.ndarray]:
     return _run_task(_WORKER_CONTEXT, task)
 
 
-def _progress_bar(total: int, enabled: bool, desc: str):
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
+def _progress_bar(total: int, progress: bool | None, desc: str):
+    from ir_incomplete._progress import progress_bar
 
-            return tqdm(total=total, desc=desc, unit="cell")
-        except ImportError:  # pragma: no cover - tqdm is optional
-            pass
-
-    class _Silent:
-        def update(self, n=1):
-            return None
-
-        def close(self):
-            return None
-
-    return _Silent()
+    return progress_bar(total, progress, desc, unit="cell")
 
 
 def _stop(pool) -> None:
@@ -349,7 +342,7 @@ def _stop(pool) -> None:
 
 
 def _execute(
-    ctx: _Context, tasks, n_jobs: int, client, progress: bool, desc: str, done=None
+    ctx: _Context, tasks, n_jobs: int, client, progress: bool | None, desc: str, done=None
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(means, per_topic)`` of every task (:func:`_run_task`), in the order of ``tasks``; ``done(i,
     result)`` is called in this process as soon as task ``i`` is finished. On any error or interrupt,
@@ -410,7 +403,7 @@ def robustness_study(
     reference: str | None = None,
     n_jobs: int = 1,
     client: Any = None,
-    progress: bool = True,
+    progress: bool | None = None,
     *,
     options: dict[str, Any] | None = None,
     filters: Sequence[str] | None = None,
@@ -458,7 +451,9 @@ def robustness_study(
     client
         A ``dask.distributed.Client`` (extra ``[dask]``): the grid runs on its cluster.
     progress
-        Show a ``tqdm`` progress bar.
+        A ``tqdm`` progress bar on stderr, one step per grid cell: ``None`` (default) when stderr is a
+        terminal and the study is still running after 2 s, ``True`` always, ``False`` never. The
+        results do not depend on it.
     options
         Method options: ``unjudged`` (``"mark"``/``"drop"``, all methods); ``min_relevant``, ``rel``
         (sample, stratified); ``min_nonrelevant`` (stratified); ``pool_runs`` (names of the runs that
