@@ -322,9 +322,9 @@ def test_unsupported_parameter_values_are_not_claimed(measure):
 def test_evaluate_computes_reference_measures_without_ir_measures(monkeypatch):
     asked = []
 
-    def elsewhere(run_map, judged, measures):
+    def elsewhere(run_map, judged, measures, **options):
         asked.extend(measures)
-        return api._evaluate_elsewhere.__wrapped__(run_map, judged, measures)
+        return api._evaluate_elsewhere.__wrapped__(run_map, judged, measures, **options)
 
     elsewhere.__wrapped__ = api._evaluate_elsewhere
     monkeypatch.setattr(api, "_evaluate_elsewhere", elsewhere)
