@@ -33,7 +33,7 @@ else:
     from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import PreparedRuns, Qrels, _prepare, _run_columns, read_trec_run, run_columns
 from ir_incomplete.data.columns import _single_run
-from ir_incomplete.provider import as_incomplete, computable
+from ir_incomplete.incomplete_provider import as_incomplete, computable
 
 __all__ = ["evaluate", "as_measures", "as_run_mapping", "extra_columns", "TOPIC_SETS"]
 
