@@ -4,9 +4,11 @@ Importing the package registers every measure with ``ir_measures`` (and so with 
 ``pt.Experiment``), adds the ``ir_incomplete`` provider to ``ir_measures``' default pipeline and lets
 ``ir_measures.parse_measure``/``parse_trec_measure`` read our measure strings (``infAP(c=1.5)@10``).
 
-Layers: :mod:`ir_incomplete.data` (inputs → ranked-code matrix) → :mod:`ir_incomplete.kernels`
-(numpy) → :mod:`ir_incomplete.measures` and :mod:`ir_incomplete.incomplete_provider` (the ir_measures adapter);
-front doors: :mod:`ir_incomplete.grammar`, :mod:`ir_incomplete.cli`, :func:`evaluate`.
+Layers, top down (a module imports only from its own layer's package and the layers below; the README's
+"Layout", kept by ``lint-imports``): :mod:`ir_incomplete.cli` → ``judging``, ``report`` → ``robustness``,
+``labelers``, ``ppi``, ``display`` → ``api`` (:func:`evaluate`) → ``bootstrap``, ``other_providers`` →
+``integration`` → ``incomplete_provider`` (the ir_measures adapter) → ``measures`` → ``grammar`` →
+``kernels``, ``predictions`` → ``data`` (inputs → ranked-code matrix).
 """
 
 from ir_incomplete._version import __version__
