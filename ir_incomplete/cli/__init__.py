@@ -210,7 +210,3 @@ def _reuse_freed_memory() -> None:
     m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's option numbers (malloc.h)
     mallopt(m_mmap_threshold, 32 << 20)
     mallopt(m_trim_threshold, 2**31 - 1)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(console_main())

@@ -286,7 +286,7 @@ def _agreement_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin wrapper
-    """``python -m ir_incomplete.cli.judging pool|agreement ...`` (also ``python -m ir_incomplete.judging.cli``)."""
+    """``pool ...`` or ``agreement ...`` (``argv``, default ``sys.argv[1:]``): the command it names."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "agreement":
         return agreement_main(argv[1:])
