@@ -4,13 +4,14 @@ Importing the package registers every measure with ``ir_measures`` (and so with 
 ``pt.Experiment``), adds the ``ir_incomplete`` provider to ``ir_measures``' default pipeline and lets
 ``ir_measures.parse_measure``/``parse_trec_measure`` read our measure strings (``infAP(c=1.5)@10``).
 
-Layers: :mod:`ir_incomplete.data` (inputs → ranked-code matrix) → :mod:`ir_incomplete.kernels`
-(numpy) → :mod:`ir_incomplete.measures` and :mod:`ir_incomplete.provider` (the ir_measures adapter);
-front doors: :mod:`ir_incomplete.grammar`, :mod:`ir_incomplete.cli`, :func:`evaluate`.
+Layers, top down (a module imports only from its own layer's package and the layers below; the README's
+"Layout", kept by ``lint-imports``): :mod:`ir_incomplete.cli` → ``judging``, ``report`` → ``robustness``,
+``labelers``, ``ppi``, ``display`` → ``api`` (:func:`evaluate`) → ``bootstrap``, ``other_providers`` →
+``integration`` → ``incomplete_provider`` (the ir_measures adapter) → ``measures`` → ``grammar`` →
+``kernels``, ``predictions`` → ``data`` (inputs → ranked-code matrix).
 """
 
-__version__ = "0.1.0"
-
+from ir_incomplete._version import __version__
 from ir_incomplete.api import evaluate  # noqa: E402
 from ir_incomplete.bootstrap import (  # noqa: E402
     BootstrapResult,
@@ -21,6 +22,7 @@ from ir_incomplete.bootstrap import (  # noqa: E402
 from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run  # noqa: E402
 from ir_incomplete.display import pivot, plot_intervals  # noqa: E402
 from ir_incomplete.grammar import MeasureSyntaxError, parse  # noqa: E402
+from ir_incomplete.incomplete_provider import IncompleteProvider  # noqa: E402
 from ir_incomplete.integration import activate  # noqa: E402
 from ir_incomplete.measures import (  # noqa: E402
     ALL_MEASURES,
@@ -81,7 +83,6 @@ from ir_incomplete.measures.sampled import (  # noqa: E402
 )
 from ir_incomplete.ppi import ppi_evaluate  # noqa: E402
 from ir_incomplete.predictions import calibration  # noqa: E402
-from ir_incomplete.provider import IncompleteProvider  # noqa: E402
 from ir_incomplete.report import compare, format_report  # noqa: E402
 
 provider = activate()

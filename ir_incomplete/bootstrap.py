@@ -277,7 +277,7 @@ def bootstrap_measure(
     ``median``, the ``pNN`` columns, and ``naive_lower``/``naive_upper`` (``BootNDCG``) or ``plain`` (the
     measure on the human judgments alone; the other bootstrapped measures).
     """
-    from ir_incomplete.api import as_run_mapping
+    from ir_incomplete.data.runs import as_run_mapping
     from ir_incomplete.grammar import parse
     from ir_incomplete.predictions import Predictions
 

@@ -57,7 +57,7 @@ def _declared(names) -> dict[str, Any]:
     """``{name: our measure object}`` for the names in ``names`` that are measures ``ir_incomplete``
     computes and that declare extra columns, an interval or a cell format."""
     from ir_incomplete.grammar import parse
-    from ir_incomplete.provider import as_incomplete, computable
+    from ir_incomplete.incomplete_provider import as_incomplete, computable
 
     out = {}
     for name in dict.fromkeys(str(n) for n in names):

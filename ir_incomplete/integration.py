@@ -25,8 +25,8 @@ import sys
 import ir_measures
 
 from ir_incomplete import grammar
+from ir_incomplete.incomplete_provider import IncompleteProvider
 from ir_incomplete.measures import ALL_MEASURES, IncompleteMeasure
-from ir_incomplete.provider import IncompleteProvider
 
 __all__ = ["activate", "provider", "PATCH_PARSERS_ENV"]
 

@@ -31,6 +31,7 @@ import gzip
 import io
 import os
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -151,6 +152,56 @@ def read_predictions(source: Any) -> pd.DataFrame:
         except ValueError as exc:
             raise PredictionError(str(exc)) from None
     return frame.reset_index(drop=True)
+
+
+def needs_predictions(measure) -> bool:
+    """True for a bootstrapped measure with ``prior=predicted`` that names no predictions file (it needs
+    predictions passed to the function that computes it)."""
+    params = getattr(measure, "params", None) or {}
+    return (
+        "predictions" in getattr(measure, "SUPPORTED_PARAMS", {})
+        and params.get("prior") == "predicted"
+        and params.get("predictions") is None
+    )
+
+
+_FILE_LOCK = threading.Lock()
+_FRAMES: dict[tuple[str, int, int], Any] = {}  # (absolute path, mtime_ns, size) -> read_predictions' frame
+_MAX_FRAMES = 4
+
+
+def _file_key(path: str) -> tuple[str, int, int]:
+    full = os.path.abspath(path)
+    try:
+        info = os.stat(full)
+    except FileNotFoundError:
+        raise ValueError(f"predictions file {path!r} does not exist (named by predictions= of the measure)") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read predictions file {path!r}: {exc.strerror or exc}") from None
+    if os.path.isdir(full):
+        raise ValueError(f"predictions {path!r} is a directory, not a file (named by predictions= of the measure)")
+    return full, info.st_mtime_ns, info.st_size
+
+
+def read_predictions_file(path: str):
+    """The predictions of file ``path`` (:func:`ir_incomplete.predictions.read_predictions`), read once
+    while the file is unchanged (same size and modification time); a file that cannot be read is a
+    ``ValueError`` naming it."""
+    key = _file_key(path)
+    with _FILE_LOCK:
+        frame = _FRAMES.get(key)
+    if frame is None:
+        try:
+            frame = read_predictions(path)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"cannot read predictions file {path!r}: not UTF-8 text ({exc.reason})") from None
+        except OSError as exc:
+            raise ValueError(f"cannot read predictions file {path!r}: {exc.strerror or exc}") from None
+        with _FILE_LOCK:
+            if len(_FRAMES) >= _MAX_FRAMES:
+                _FRAMES.pop(next(iter(_FRAMES)))
+            _FRAMES[key] = frame
+    return frame
 
 
 def _read_file(path) -> pd.DataFrame:

@@ -7,13 +7,11 @@ bootstrap, randomised Tukey HSD), corrects the p-values for multiple comparisons
 Holm or Benjamini–Hochberg, as ``statsmodels.stats.multitest.multipletests``) and returns a tidy DataFrame.
 :func:`format_report` writes that table as a markdown or LaTeX table (runs × measures, the best value per
 measure in bold, significance marks) or as TSV. The ``ir_incomplete compare`` command line
-(:func:`compare_main`) does both.
+(:mod:`ir_incomplete.cli.compare`) does both.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,7 +31,6 @@ __all__ = [
     "format_report",
     "adjust_p_values",
     "ci_level",
-    "compare_main",
     "TESTS",
     "CORRECTIONS",
     "FORMATS",
@@ -793,153 +790,12 @@ def _latex_table(header: list[str], body: list[list[str]], n_values: int, captio
     return lines
 
 
-# ---------------------------------------------------------------------------------------------------
-# ir_incomplete compare
-# ---------------------------------------------------------------------------------------------------
-_DESCRIPTION = """\
-Compare runs per measure with paired significance tests: every run against --baseline, or every pair
-of runs, with a multiple-comparison correction per measure. After QRELS, every argument that names an
-existing file or directory is a run (a directory stands for all files in it); the remaining arguments
-are measure strings. Output: a markdown or LaTeX table (runs x measures, best value in bold; with a
-baseline, a dagger marks a value significantly different from the baseline's; without one, superscript
-letters (numbers beyond 26 runs) name the runs a value is significantly higher than) or the full table
-as TSV, whose columns include the difference of the means, its paired t confidence interval (ci_low,
-ci_high at ci_level: 1 - alpha, or 1 - alpha/m with a correction over m comparisons) and Cohen's d_z
-(effect_size); --differences adds these to the markdown and LaTeX output.
-"""
+def __getattr__(name: str):
+    """``compare_main``, the ``ir_incomplete compare`` command, lives in :mod:`ir_incomplete.cli.compare`
+    (``main``); the old name is kept, found when it is asked for (the library does not import the
+    command line)."""
+    if name == "compare_main":
+        import importlib
 
-
-def _parser():
-    from ir_incomplete.cli import PROG, _Parser
-    from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
-
-    parser = _Parser(
-        prog=f"{PROG} compare",
-        usage=f"{PROG} compare [options] QRELS RUN RUN [RUN ...] MEASURE [MEASURE ...]",
-        description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (.gz allowed)")
-    parser.add_argument(
-        "items", nargs="+", metavar="RUN... MEASURE", help="run files or directories of run files, then measure strings"
-    )
-    parser.add_argument(
-        "--baseline", metavar="NAME", help="the run (file name without .gz) every other run is compared with"
-    )
-    parser.add_argument("--test", choices=TESTS, default="t", help="paired two-sided test (default t)")
-    parser.add_argument(
-        "--correction",
-        choices=("none",) + CORRECTIONS,
-        default="none",
-        help="multiple-comparison correction over each measure's comparisons: bonferroni, holm, fdr_bh "
-        "(Benjamini-Hochberg false discovery rate) or none (default)",
-    )
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument("--format", choices=FORMATS, default="markdown", help="output format (default markdown)")
-    parser.add_argument("--digits", type=int, default=4, help="decimals of markdown and LaTeX values (default 4)")
-    parser.add_argument(
-        "--differences",
-        action="store_true",
-        help="markdown and LaTeX: add a table of the differences of the means with their confidence intervals "
-        "and effect sizes (the tsv output always has the columns ci_low, ci_high, ci_level, effect_size)",
-    )
-    parser.add_argument("--caption", default=None, help="LaTeX: the table's caption (default: one naming the baseline)")
-    parser.add_argument("--label", default="tab:compare", help="LaTeX: the table's \\label (default tab:compare)")
-    parser.add_argument(
-        "-B",
-        "--resamples",
-        type=int,
-        default=DEFAULT_B,
-        help=f"resamples of bootstrap / randomized_tukey (default {DEFAULT_B})",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"seed of bootstrap / randomized_tukey (default {DEFAULT_SEED})"
-    )
-    parser.add_argument("--negative", choices=NEGATIVE_POLICIES, default="pooled_unjudged", help="as for evaluation")
-    parser.add_argument(
-        "--score-precision",
-        dest="score_precision",
-        choices=SCORE_PRECISIONS,
-        default="float32",
-        help="as for evaluation",
-    )
-    parser.add_argument(
-        "--topics",
-        choices=("qrels", "run"),
-        default="qrels",
-        help="every qrels topic, unanswered = 0 (default), or the topics every run answers",
-    )
-    return parser
-
-
-def _compare_text(args) -> str:
-
-    from ir_incomplete.cli import EXIT_DATA, CliError, _read, check_input_file, runs_and_measures
-    from ir_incomplete.data import read_trec_qrels, read_trec_run
-    from ir_incomplete.robustness.significance import _check_alpha, _check_b
-
-    try:  # before the runs are read
-        _check_alpha(args.alpha)
-        _check_b(args.resamples)
-        _check_digits(args.digits)
-        _check_text(args.caption, "caption", True)
-        _check_text(args.label, "label", False)
-    except ValueError as exc:
-        raise CliError(
-            str(exc)
-            .replace("alpha=", "--alpha ")
-            .replace("B=", "-B ")
-            .replace("digits=", "--digits ")
-            .replace("caption=", "--caption ")
-            .replace("label=", "--label ")
-        ) from None
-
-    check_input_file(args.qrels, "qrels")
-    run_files, measures = runs_and_measures(args.items, "QRELS RUN RUN [RUN ...] MEASURE ...")
-    if len(run_files) < 2:
-        raise CliError(f"compare needs at least 2 runs; got {len(run_files)}: {', '.join(run_files)}")
-    if args.baseline is not None and args.baseline not in run_files:
-        raise CliError(f"--baseline {args.baseline!r} is not a run; runs: {', '.join(run_files)}")
-    qrels = _read(read_trec_qrels, args.qrels, "qrels")
-    if len(qrels) == 0:
-        raise CliError(f"qrels file {args.qrels!r} holds no judgments: nothing could be compared", EXIT_DATA)
-    runs = {name: _read(read_trec_run, path, "run") for name, path in run_files.items()}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            table = compare(
-                runs,
-                qrels,
-                measures,
-                baseline=args.baseline,
-                test=args.test,
-                correction=None if args.correction == "none" else args.correction,
-                alpha=args.alpha,
-                B=args.resamples,
-                seed=args.seed,
-                negative=args.negative,
-                score_precision=args.score_precision,
-                topics=args.topics,
-            )
-            text = format_report(
-                table,
-                args.format,
-                digits=args.digits,
-                differences=args.differences,
-                caption=args.caption,
-                label=args.label,
-            )
-        except (ValueError, TypeError) as exc:
-            raise CliError(" ".join(str(exc).split()), EXIT_DATA) from None
-    for warning in caught:
-        sys.stderr.write(f"ir_incomplete compare: warning: {' '.join(str(warning.message).split())}\n")
-    return text
-
-
-def compare_main(argv: Sequence[str]) -> int:
-    """``ir_incomplete compare QRELS RUN RUN [RUN ...] MEASURE [MEASURE ...] [--baseline NAME] [--test t]
-    [--correction none|bonferroni|holm|fdr_bh] [--alpha 0.05] [--format markdown|latex|tsv]``; returns the exit
-    code (0 success, 2 usage or data error, 1 output not written), as the other subcommands."""
-    from ir_incomplete.cli import run_command
-
-    return run_command(_parser(), lambda args: _compare_text(args).rstrip("\n").split("\n"), argv)
+        return importlib.import_module("ir_incomplete.cli.compare").main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -485,15 +485,15 @@ def test_measures_markdown(capsys):
 
 def test_robustness_dispatch(capsys, monkeypatch):
     seen = []
-    fake = types.ModuleType("ir_incomplete.robustness.cli")
+    fake = types.ModuleType("ir_incomplete.cli.robustness")
     fake.main = lambda argv: seen.append(argv) or 3
-    monkeypatch.setitem(sys.modules, "ir_incomplete.robustness.cli", fake)
+    monkeypatch.setitem(sys.modules, "ir_incomplete.cli.robustness", fake)
     assert main(["robustness", "degrade", "--x"]) == 3
     assert seen == [["degrade", "--x"]]
 
 
 def test_robustness_missing(capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "ir_incomplete.robustness.cli", None)
+    monkeypatch.setitem(sys.modules, "ir_incomplete.cli.robustness", None)
     code, out, err = run_cli(capsys, "robustness", "--help")
     assert code == 2 and out == ""
     assert "robustness" in one_error_line(err)

@@ -15,9 +15,9 @@ import pytest
 import ir_incomplete
 from ir_incomplete import api, evaluate
 from ir_incomplete.data import PAD, POOLED_UNJUDGED, UNPOOLED
+from ir_incomplete.incomplete_provider import as_incomplete, computable
 from ir_incomplete.kernels import reference as kernels
 from ir_incomplete.measures import REFERENCE_MEASURES
-from ir_incomplete.provider import as_incomplete, computable
 
 OURS = ir_measures.providers.registry["ir_incomplete"]
 PYTREC = ir_measures.providers.registry["pytrec_eval"]

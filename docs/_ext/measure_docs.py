@@ -29,7 +29,7 @@ class MeasureReference(Directive):
 
     def run(self):
         import ir_incomplete
-        from ir_incomplete.measure_listing import measure_example, measure_rows
+        from ir_incomplete.cli.measures import measure_example, measure_rows
 
         families: dict[str, list] = {}
         for measure in ir_incomplete.ALL_MEASURES:

@@ -402,7 +402,7 @@ def prepare_runs(runs: Any, score_precision: str = "float32", topics=None) -> Pr
     ``topics`` (optional, query ids): keep only these queries (trec_eval ignores queries its qrels do not
     judge). Raises ``ValueError`` on missing columns and non-numeric or non-finite scores.
     """
-    from ir_incomplete.api import as_run_mapping
+    from ir_incomplete.data.runs import as_run_mapping
 
     _check_score_precision(score_precision)
     run_map = as_run_mapping(runs)

@@ -40,6 +40,7 @@ from ir_incomplete.grammar.errors import (
     MeasureSyntaxError,
     UnknownMeasureError,
     excerpt,
+    measure_error_message,
 )
 from ir_incomplete.grammar.errors import MAX_QUOTED as MAX_QUOTED
 from ir_incomplete.grammar.formatting import format_measure, format_value
@@ -57,6 +58,7 @@ __all__ = [
     "MAX_TOKEN_LENGTH",
     "MAX_NESTING",
     "excerpt",
+    "measure_error_message",
     "Token",
     "tokenize",
     "parse_parts",

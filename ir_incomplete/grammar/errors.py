@@ -12,6 +12,7 @@ __all__ = [
     "MAX_NESTING",
     "MAX_QUOTED",
     "excerpt",
+    "measure_error_message",
     "MeasureSyntaxError",
     "UnknownMeasureError",
 ]
@@ -36,6 +37,16 @@ def excerpt(text: str, position: int = 0, width: int = MAX_QUOTED) -> str:
     start = min(max(0, int(position) - width // 2), len(text) - width)
     stop = start + width
     return f"{'…' if start else ''}{text[start:stop]!r}{'…' if stop < len(text) else ''} ({len(text)} characters)"
+
+
+def measure_error_message(token: str, error: BaseException) -> str:
+    """The one-line message for the measure string ``token`` that could not be read: the error's text,
+    led by ``measure '<token>': `` unless the text already quotes the token (the ``ir_measures`` command
+    prints the same text when this package is loaded there)."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    if token not in message and not message.startswith("cannot parse measure"):
+        message = f"measure {excerpt(token, width=60)}: {message}"
+    return message
 
 
 def _clip_message(message: str, limit: int = 240) -> str:

@@ -101,7 +101,7 @@ def _answer_ir_measures_command(token, error: Exception):
     anything else prints ``ir_measures: error: <message>`` (the message the ``ir_incomplete`` command
     prints) and exits with status 2.
     """
-    from ir_incomplete.cli import measure_error_message
+    from ir_incomplete.grammar.errors import measure_error_message
     from ir_incomplete.trec_names import trec_eval_equivalent, trec_eval_note
 
     trec = trec_eval_equivalent(token) if isinstance(token, str) else None
@@ -152,7 +152,7 @@ def _check_for_ir_measures_command(measure) -> None:
     """Refuse, for the ``ir_measures`` command, a measure it could not compute: ``prior=predicted``
     without a predictions file named in the measure (that command has no option to pass predictions), or
     a predictions file that cannot be read; ``ir_measures: error: <message>``, exit status 2."""
-    from ir_incomplete.measures._completion import needs_predictions, read_predictions_file
+    from ir_incomplete.predictions import needs_predictions, read_predictions_file
 
     if getattr(measure, "_ir_incomplete", False):
         _one_line_errors_of_ours()

@@ -11,7 +11,7 @@
   Krippendorff's α, confusion matrix, leaderboard τ);
 * judge next (:mod:`~ir_incomplete.judging.judge_next`): :func:`judge_next` and the :class:`JudgeNext`
   strategy choose the unjudged pairs whose judgments most change the measure differences between runs;
-* the ``ir_incomplete pool``, ``agreement`` and ``judge-next`` command lines.
+* the ``ir_incomplete pool``, ``agreement`` and ``judge-next`` command lines are :mod:`ir_incomplete.cli.judging`.
 """
 
 from ir_incomplete.judging._candidates import Candidates

@@ -94,7 +94,6 @@ unjudged") leaves the document unjudged.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -107,7 +106,7 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 
-__all__ = ["JudgeNext", "JudgeNextState", "judge_next", "MEASURE_CHOICES", "main"]
+__all__ = ["JudgeNext", "JudgeNextState", "judge_next", "MEASURE_CHOICES"]
 
 #: measures judge-next optimises for (``k`` any positive integer)
 MEASURE_CHOICES = ("AP", "AP@k", "nDCG", "nDCG@k", "P@k")
@@ -679,75 +678,12 @@ def judge_next(
     return strategy.next_batch(state, budget)
 
 
-def _cli_parser():
-    import argparse
+def __getattr__(name: str):
+    """``main``, the ``ir_incomplete judge-next`` command, lives in :mod:`ir_incomplete.cli.judging`
+    (``judge_next_main``); the old name is kept, found when it is asked for (the library does not
+    import the command line)."""
+    if name == "main":
+        import importlib
 
-    from ir_incomplete.cli import _Parser
-
-    parser = _Parser(
-        prog="ir_incomplete judge-next",
-        description="Print the unjudged (query, document) pairs to judge next, most useful first, as "
-        "'query_id<TAB>doc_id<TAB>priority' lines after a '#' header line that records the arguments "
-        "and the seed. Criterion: the expected change of the measure differences between runs "
-        "(Carterette, Allan & Sitaraman, SIGIR 2006), see ir_incomplete.judging.judge_next.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--runs", required=True, nargs="+", metavar="RUN", help="run files or directories of runs")
-    parser.add_argument("--qrels", help="judgments made so far (TREC qrels; omit to start from none)")
-    parser.add_argument("--measure", default="AP", help=f"measure to rank runs by; one of {', '.join(MEASURE_CHOICES)}")
-    parser.add_argument("--budget", required=True, type=int, help="number of pairs to print (>= 1)")
-    parser.add_argument("--seed", type=int, default=0, help="orders pairs of equal criterion (default 0)")
-    parser.add_argument(
-        "--predictions",
-        help="predicted grades (a qrels file, a table with a header line, or parquet), used as the relevance prior",
-    )
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``ir_incomplete judge-next --runs DIR --budget 500 [--qrels Q] [--measure AP] [--seed S]
-    [--predictions P]``: the pairs to judge next as ``query_id<TAB>doc_id<TAB>priority`` lines after a
-    ``#`` header recording the arguments and the seed; returns the exit code (0 ok, 2 bad input)."""
-    import os
-    import sys
-
-    from ir_incomplete import __version__
-    from ir_incomplete.cli import _INPUT_ERRORS, CliError, _as_cli_error, _Exit, _read, _report, _write
-    from ir_incomplete.data import read_trec_qrels
-    from ir_incomplete.predictions import read_predictions
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = _cli_parser().parse_args(argv)
-        check_budget(args.budget, "--budget")
-        if args.seed < 0:
-            raise CliError(f"--seed {args.seed} is not valid; expected an integer >= 0")
-        for path in args.runs:
-            if not os.path.exists(path):
-                raise CliError(f"run file or directory {path!r} does not exist")
-        for option, path in (("--qrels", args.qrels), ("--predictions", args.predictions)):
-            if path is not None and not os.path.isfile(path):
-                raise CliError(f"{option} file {path!r} does not exist")
-        qrels = None if args.qrels is None else _read(read_trec_qrels, args.qrels, "qrels")
-        predictions = None if args.predictions is None else _read(read_predictions, args.predictions, "predictions")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            batch = judge_next(
-                list(args.runs), qrels, args.measure, args.budget, predictions=predictions, seed=args.seed
-            )
-        for w in caught:
-            sys.stderr.write(f"ir_incomplete judge-next: warning: {w.message}\n")
-    except _Exit as done:
-        return done.status
-    except CliError as error:
-        return _report(error)
-    except _INPUT_ERRORS as exc:
-        return _report(_as_cli_error(exc))
-    header = (
-        f"# ir_incomplete {__version__} judge-next measure={_target(args.measure).text} budget={args.budget} "
-        f"seed={args.seed} qrels={args.qrels or '-'} predictions={args.predictions or '-'} "
-        f"runs={' '.join(args.runs)}"
-    )
-    columns = (batch["query_id"].tolist(), batch["doc_id"].tolist(), batch["priority"].tolist())
-    lines = [header] + [f"{q}\t{d}\t{c:.9g}" for q, d, c in zip(*columns, strict=True)]
-    return _write(lines)
+        return importlib.import_module("ir_incomplete.cli.judging").judge_next_main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

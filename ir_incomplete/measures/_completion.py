@@ -4,7 +4,6 @@ with predicted grades for ``prior=predicted``."""
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 from typing import Any
@@ -14,7 +13,13 @@ import numpy as np
 from ir_incomplete.kernels import ndcg as ndcg_kernels
 from ir_incomplete.kernels.bootstrap import dense_grades
 from ir_incomplete.measures.base import Param
-from ir_incomplete.predictions import Predictions
+from ir_incomplete.predictions import (  # noqa: F401  (needs_predictions: part of this module's names)
+    _MAX_FRAMES,
+    Predictions,
+    _file_key,
+    needs_predictions,
+    read_predictions_file,
+)
 
 __all__ = [
     "grade_priors",
@@ -56,58 +61,9 @@ def check_predictions_param(measure) -> None:
         )
 
 
-def needs_predictions(measure) -> bool:
-    """True for a bootstrapped measure with ``prior=predicted`` that names no predictions file (it needs
-    predictions passed to the function that computes it)."""
-    params = getattr(measure, "params", None) or {}
-    return (
-        "predictions" in getattr(measure, "SUPPORTED_PARAMS", {})
-        and params.get("prior") == "predicted"
-        and params.get("predictions") is None
-    )
-
-
 _CACHE_LOCK = threading.Lock()
-_FRAMES: dict[tuple[str, int, int], Any] = {}  # (absolute path, mtime_ns, size) -> read_predictions' frame
-_MAX_FRAMES = 4
 #: (file key, id of the Qrels) -> (weak reference to that Qrels, its Predictions): the last few validated
 _ALIGNED: dict[tuple[tuple[str, int, int], int], tuple[Any, Predictions]] = {}
-
-
-def _file_key(path: str) -> tuple[str, int, int]:
-    full = os.path.abspath(path)
-    try:
-        info = os.stat(full)
-    except FileNotFoundError:
-        raise ValueError(f"predictions file {path!r} does not exist (named by predictions= of the measure)") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read predictions file {path!r}: {exc.strerror or exc}") from None
-    if os.path.isdir(full):
-        raise ValueError(f"predictions {path!r} is a directory, not a file (named by predictions= of the measure)")
-    return full, info.st_mtime_ns, info.st_size
-
-
-def read_predictions_file(path: str):
-    """The predictions of file ``path`` (:func:`ir_incomplete.predictions.read_predictions`), read once
-    while the file is unchanged (same size and modification time); a file that cannot be read is a
-    ``ValueError`` naming it."""
-    from ir_incomplete.predictions import read_predictions
-
-    key = _file_key(path)
-    with _CACHE_LOCK:
-        frame = _FRAMES.get(key)
-    if frame is None:
-        try:
-            frame = read_predictions(path)
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"cannot read predictions file {path!r}: not UTF-8 text ({exc.reason})") from None
-        except OSError as exc:
-            raise ValueError(f"cannot read predictions file {path!r}: {exc.strerror or exc}") from None
-        with _CACHE_LOCK:
-            if len(_FRAMES) >= _MAX_FRAMES:
-                _FRAMES.pop(next(iter(_FRAMES)))
-            _FRAMES[key] = frame
-    return frame
 
 
 def measure_predictions(measure, qrels) -> Predictions | None:

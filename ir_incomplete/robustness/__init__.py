@@ -21,7 +21,7 @@ measure's system ranking and values hold. This package does that for any measure
   (:class:`StudyInterrupted`);
 * **plot** (:mod:`~ir_incomplete.robustness.plot`, needs matplotlib): robustness curves and
   actual-vs-estimated scatter plots;
-* the ``ir_incomplete robustness`` command line (:mod:`~ir_incomplete.robustness.cli`).
+* the ``ir_incomplete robustness`` command line is :mod:`ir_incomplete.cli.robustness`.
 
 Example::
 

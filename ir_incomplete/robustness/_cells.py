@@ -43,12 +43,12 @@ def _plain(value: Any) -> Any:
 
 def fingerprint(run_map: dict[str, pd.DataFrame], qrels: pd.DataFrame, parameters: dict[str, Any]) -> dict[str, Any]:
     """What a study's results depend on: ``parameters`` and digests of the judgments and every run."""
-    import ir_incomplete
+    from ir_incomplete._version import __version__
 
     return _plain(
         {
             "format": FORMAT,
-            "version": ir_incomplete.__version__,
+            "version": __version__,
             **parameters,
             "qrels": _digest(qrels),
             "runs": {name: _digest(run) for name, run in run_map.items()},
