@@ -524,8 +524,7 @@ def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
     # ours, the rows of other queries are dropped as each run is read (see _judged_rows)
     queries = _judged_queries(qrels, measures)
     runs = {
-        name: _read(lambda p: _judged_rows(partial(read_trec_run, p), queries), path, "run")
-        for name, path in run_files.items()
+        name: _read(partial(_read_judged_run, read_trec_run, queries), path, "run") for name, path in run_files.items()
     }
     try:
         per_query, bounds = _evaluate_with_intervals(
@@ -584,6 +583,16 @@ def _judged_queries(qrels, measures):
     import pyarrow.compute as pc
 
     return pc.unique(qrels.column("query_id"))
+
+
+def _read_judged_run(read_trec_run: Callable[[str], Any], queries, path: str) -> Any:
+    """The run file ``path`` read by ``read_trec_run``, without the rows of queries outside ``queries``
+    (:func:`_judged_rows`) when it is a TREC text file: its reader has checked every row already (ids
+    present, scores finite). A parquet file is returned whole, so that the evaluation checks every row
+    and names the bad one as it always did."""
+    from ir_incomplete.data.readers import _is_parquet
+
+    return _judged_rows(partial(read_trec_run, path), None if _is_parquet(path) else queries)
 
 
 def _judged_rows(read: Callable[[], Any], queries) -> Any:

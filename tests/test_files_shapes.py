@@ -223,3 +223,20 @@ def test_forty_covid_runs_against_qrels_of_some_of_their_queries(tmp_path, capsy
     )
     assert len(out) == 40 * len(MEASURES) * len(keep)
     _assert_same_values(out, expected)
+
+
+@pytest.mark.parametrize(
+    "column, bad, message",
+    [
+        ("doc_id", None, "run doc_id contains missing values (row 3)\n"),
+        ("score", float("nan"), "run score nan is not a finite number at row 3 ("),
+    ],
+)
+def test_a_bad_row_of_an_unjudged_query_in_a_parquet_run_is_still_refused(tmp_path, capsys, column, bad, message):
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = {"query_id": ["q0", "q0", "qx", "qx"], "doc_id": ["d1", "d2", "d8", "d9"], "score": [2.0, 1.0, 2.0, 1.0]}
+    rows[column][3] = bad
+    pq.write_table(pa.table(rows), tmp_path / "run.parquet")
+    _write_qrels(tmp_path / "qrels.txt", pd.DataFrame({"query_id": ["q0"], "doc_id": ["d1"], "relevance": [1]}))
+    assert cli.main([str(tmp_path / "qrels.txt"), str(tmp_path / "run.parquet"), "infAP"]) == 2
+    assert capsys.readouterr().err.startswith(f"ir_incomplete: error: {message}")
