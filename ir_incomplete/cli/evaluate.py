@@ -322,7 +322,13 @@ def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
         if not os.path.isfile(args.predictions):
             raise CliError(f"predictions file {args.predictions!r} does not exist")
         predictions = read_input(read_predictions, args.predictions, "predictions")
-    runs = {name: read_input(read_trec_run, path, "run") for name, path in run_files.items()}
+    # trec_eval evaluates only the queries its qrels judge, and so do our measures: when every measure is
+    # ours, the rows of other queries are dropped as each run is read (see _judged_rows)
+    queries = _judged_queries(qrels, measures)
+    runs = {
+        name: read_input(partial(_read_judged_run, read_trec_run, queries), path, "run")
+        for name, path in run_files.items()
+    }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -369,6 +375,84 @@ def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
         blocks.append(per_query[per_query["run"] == name])
         blocks.append(summary[summary["run"] == name])
     return _lines(pd.concat(blocks, ignore_index=True), args, multi_run, True, extras)
+
+
+def _judged_queries(qrels, measures):
+    """The distinct query ids of ``qrels`` as an Arrow string array when the rows of a run's other
+    queries can be dropped as soon as it is read: every measure is computed here (``ir_measures``' other
+    providers get every row, as they always did) and the qrels were read by pyarrow with string query
+    ids. ``None`` otherwise (the runs are kept whole; the evaluation drops those rows itself)."""
+    from ir_incomplete.incomplete_provider import computable
+
+    if not (_string_query_table(qrels) and all(computable(m) for m in measures)):
+        return None
+    import pyarrow.compute as pc
+
+    return pc.unique(qrels.column("query_id"))
+
+
+def _read_judged_run(read_trec_run: Callable[[str], Any], queries, path: str) -> Any:
+    """The run file ``path`` read by ``read_trec_run``, without the rows of queries outside ``queries``
+    (:func:`_judged_rows`) when it is a TREC text file: its reader has checked every row already (ids
+    present, scores finite). A parquet file is returned whole, so that the evaluation checks every row
+    and names the bad one as it always did."""
+    from ir_incomplete.data.readers import _is_parquet
+
+    if not isinstance(path, (str, os.PathLike)):  # read already (a table of a parquet file or a pipe)
+        return read_trec_run(path)
+    return _judged_rows(partial(read_trec_run, path), None if _is_parquet(path) else queries)
+
+
+def _judged_rows(read: Callable[[], Any], queries) -> Any:
+    """``read()`` (a run as :func:`~ir_incomplete.data.readers._read_trec_any` gives it) without the rows
+    of queries outside ``queries`` (:func:`_judged_queries`; ``None``: as read) when it is a pyarrow Table
+    with string query ids; anything else is returned as read.
+
+    Every measure's value of a judged query depends on that query's rows alone, and the evaluation drops
+    the rows of unjudged queries anyway (reporting every query of the qrels), so the output is the same;
+    dropping them here, before the conversion, saves converting, hashing and ordering them. The rows
+    kept stay in file order. The table is filtered one record batch at a time, each batch released once
+    filtered (``read`` is called here so that no caller holds the whole table): the peak is the table
+    read plus one batch, not two tables."""
+    table = read()
+    if queries is None or not _string_query_table(table):
+        return table
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = table.schema
+    value_set = queries.cast(schema.field("query_id").type)
+    position = schema.get_field_index("query_id")
+    batches = table.to_batches()
+    del table
+    # a run none of whose queries is judged keeps its first row: it is scored as it always was (zeros,
+    # or refused with --topics run), not taken for a run that retrieves nothing
+    first = batches[0].slice(0, 1) if batches else None
+    kept = []
+    for i in range(len(batches)):
+        batch, batches[i] = batches[i], None
+        mask = pc.is_in(batch.column(position), value_set=value_set)
+        n_kept = pc.sum(mask).as_py() or 0
+        if n_kept == batch.num_rows:
+            kept.append(batch)
+        elif n_kept:
+            kept.append(batch.filter(mask))
+        del batch, mask
+    if not kept and first is not None and first.num_rows:
+        kept.append(first)
+    return pa.Table.from_batches(kept, schema=schema)
+
+
+def _string_query_table(table) -> bool:
+    """Whether ``table`` is a pyarrow Table with a ``query_id`` column of strings."""
+    from ir_incomplete.data.ids import is_arrow_table
+
+    if not is_arrow_table(table) or table.schema.get_field_index("query_id") < 0:
+        return False
+    import pyarrow as pa
+
+    kind = table.schema.field("query_id").type
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
 def evaluation_main(argv: Sequence[str]) -> int:
