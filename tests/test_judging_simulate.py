@@ -102,6 +102,21 @@ def test_judge_next_is_resolved_lazily(data):
         assert list(curve["judgments"]) == [10, 20]
 
 
+def test_judge_next_starts_from_the_candidate_table_of_the_pools(data):
+    from ir_incomplete.judging import Candidates, JudgeNext
+
+    class Recording(JudgeNext):
+        def start(self, runs, qrels=None):
+            self.received = runs
+            return super().start(runs, qrels)
+
+    runs, oracle = data
+    strategy = Recording("AP")
+    simulate(runs, oracle, strategy, 20, 10, measures=["AP"], score_precision="float64")
+    assert isinstance(strategy.received, Candidates)  # one table, built once, as for every pool
+    assert strategy.received.score_precision == "float64"  # ranked as the runs are scored
+
+
 def test_plot(data, tmp_path):
     runs, oracle = data
     curves = {"depth": simulate(runs, oracle, "depth", 40, 20), "rrf": simulate(runs, oracle, RRFPool(), 40, 20)}

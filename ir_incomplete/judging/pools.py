@@ -234,8 +234,7 @@ class _FusionPool(_StaticPool):
     def scores(self, candidates: Candidates) -> np.ndarray:
         """The fused score of every pair (0 for pairs no contributing run retrieves)."""
         rows = candidates.run_mask(self.pool_runs)
-        weights = self._weights(candidates.row_rank[rows] + 1)
-        return np.bincount(candidates.row_pair[rows], weights=weights, minlength=candidates.n_pairs)
+        return candidates.pair_sum(self._weights(candidates.row_rank[rows] + 1), rows)
 
     def _order(self, candidates: Candidates) -> tuple[np.ndarray, np.ndarray]:
         score = self.scores(candidates)

@@ -237,9 +237,12 @@ def simulate(
 
 
 def _takes_candidates(strategy: Any) -> bool:
+    """The strategies of this package start from the one :class:`Candidates` table built here (at
+    ``score_precision``); others receive the runs (``{name: run frame}``, as the protocol says)."""
+    from ir_incomplete.judging.judge_next import JudgeNext
     from ir_incomplete.judging.pools import _ArmPool, _StaticPool
 
-    return isinstance(strategy, (_ArmPool, _StaticPool))
+    return isinstance(strategy, (_ArmPool, _StaticPool, JudgeNext))
 
 
 def _progress(total: int, enabled: bool, name: str):
