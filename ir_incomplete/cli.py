@@ -729,8 +729,8 @@ def agreement_main(argv: Sequence[str]) -> int:
 
 
 def judge_next_main(argv: Sequence[str]) -> int:
-    """Hand over to ``ir_incomplete.judging.judge_next.main(argv)``."""
-    from ir_incomplete.judging.judge_next import main as judge_main
+    """Hand over to ``ir_incomplete.judging.mtc.main(argv)``."""
+    from ir_incomplete.judging.mtc import main as judge_main
 
     return judge_main(list(argv))
 

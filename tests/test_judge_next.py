@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ir_incomplete.judging.judge_next import (
+from ir_incomplete.judging.mtc import (
     JudgeNext,
     _ap_gradient,
     _pairwise_spread,

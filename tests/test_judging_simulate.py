@@ -1,4 +1,4 @@
-"""simulate (ir_incomplete.judging.simulate): the curve equals a direct computation, any strategy can be
+"""simulate (ir_incomplete.judging.simulation): the curve equals a direct computation, any strategy can be
 replayed, bad input is refused, and the issue's TREC-COVID depth-pooling τ values are reproduced."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def test_same_inputs_same_curve(data):
 
 def test_judge_next_is_resolved_lazily(data):
     runs, oracle = data
-    if importlib.util.find_spec("ir_incomplete.judging.judge_next") is None:
+    if importlib.util.find_spec("ir_incomplete.judging.mtc") is None:
         with pytest.raises(ValueError, match="'judge_next' is not available"):
             simulate(runs, oracle, "judge_next", 20, 10)
     else:  # pragma: no cover - with the judge_next module installed

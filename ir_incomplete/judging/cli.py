@@ -257,7 +257,7 @@ def agreement_main(argv: Sequence[str]) -> int:
 
 def _agreement_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
     from ir_incomplete.cli import split_measure_args
-    from ir_incomplete.judging.agreement import agreement
+    from ir_incomplete.judging.judge_agreement import agreement
 
     if args.places < -1:
         raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
