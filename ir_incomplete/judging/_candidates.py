@@ -169,7 +169,7 @@ class Candidates:
         pair = self.row_pair if rows is None else self.row_pair[rows]
         return np.bincount(pair, weights=values, minlength=self.n_pairs)
 
-    def pair_index(self, query_ids: Sequence[Any], doc_ids: Sequence[Any]) -> np.ndarray:
+    def pair_index(self, query_ids: Sequence[Any] | np.ndarray, doc_ids: Sequence[Any] | np.ndarray) -> np.ndarray:
         """Pair numbers of (query id, doc id) pairs; ``-1`` for pairs no run retrieved."""
         if self._pair_index is None:
             self._pair_index = pd.MultiIndex.from_arrays(
