@@ -201,6 +201,20 @@ def _check_scale(qids: np.ndarray, dids: np.ndarray, grades: np.ndarray, qrels: 
     )
 
 
+def _pairs(candidates: Candidates, pairs: np.ndarray, **columns: np.ndarray) -> pd.DataFrame:
+    """``query_id, doc_id`` of candidate ``pairs`` (columns of ids inferred by pandas, as judge-next has
+    always returned them), plus ``columns``."""
+    frame = pd.DataFrame(
+        {
+            "query_id": candidates.topic_ids[candidates.pair_topic[pairs]],
+            "doc_id": candidates.doc_ids[candidates.pair_doc[pairs]],
+        }
+    )
+    for name, values in columns.items():
+        frame[name] = values
+    return frame
+
+
 @dataclass
 class JudgeNextState:
     """What :class:`JudgeNext` knows: the candidate pairs and the judgments so far.
@@ -227,7 +241,7 @@ class JudgeNextState:
     def judgments(self) -> pd.DataFrame:
         """All judgments known (``query_id, doc_id, relevance``), candidates first, then the others."""
         judged = np.flatnonzero(~np.isnan(self.grade))
-        frame = self.candidates.frame(judged, relevance=self.grade[judged].astype(np.int64))
+        frame = _pairs(self.candidates, judged, relevance=self.grade[judged].astype(np.int64))
         if self.outside:
             keys = list(self.outside)
             extra = pd.DataFrame(
@@ -342,7 +356,7 @@ class JudgeNext:
         tiebreak = np.random.default_rng(self.seed).permutation(candidates.n_pairs)[open_]
         order = np.lexsort((tiebreak, -value[open_]))[:n]
         chosen = open_[order]
-        return candidates.frame(chosen, priority=value[chosen])
+        return _pairs(candidates, chosen, priority=value[chosen])
 
     # -- the criterion ----------------------------------------------------------------------------------
     def relevance_probability(self, state: JudgeNextState) -> np.ndarray:
