@@ -99,12 +99,12 @@ class OracleJudgeNext(JudgeNext):
         self._oracle = oracle
 
     def relevance_probability(self, state):
-        pool = state.pool
+        candidates = state.candidates
         oracle = self._oracle[self._oracle["relevance"] >= 1]
-        found = pool.lookup(
+        found = candidates.pair_index(
             oracle["query_id"].astype(str).to_numpy(object), oracle["doc_id"].astype(str).to_numpy(object)
         )
-        p = np.zeros(pool.n_candidates)
+        p = np.zeros(candidates.n_pairs)
         p[found[found >= 0]] = 1.0
         return p
 
