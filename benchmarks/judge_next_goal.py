@@ -7,7 +7,7 @@ evaluate the plain measure (AP or nDCG@10) of every run with :func:`ir_incomplet
 judgments acquired so far, and report Kendall's τ (``scipy.stats.kendalltau``, τ-b) between those
 values and the oracle's values over all runs.
 
-Methods: ``judge-next`` (:class:`ir_incomplete.judging.judge_next.JudgeNext`, default parameters) and,
+Methods: ``judge-next`` (:class:`ir_incomplete.judging.mtc.JudgeNext`, default parameters) and,
 for comparison, ``rrf`` (static priority: each topic's documents by Σ_runs 1/(2 + rank), judged
 round-robin across topics, the i-th document of every topic before any (i+1)-th) and ``oracle``: the
 judge-next criterion with the relevance probability replaced by the oracle's own relevance (1 for a
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from ir_incomplete import evaluate  # noqa: E402
 from ir_incomplete.data import prepare_runs, read_trec_qrels, read_trec_run  # noqa: E402
-from ir_incomplete.judging.judge_next import JudgeNext  # noqa: E402
+from ir_incomplete.judging.mtc import JudgeNext  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 COLLECTIONS = {
@@ -99,12 +99,12 @@ class OracleJudgeNext(JudgeNext):
         self._oracle = oracle
 
     def relevance_probability(self, state):
-        pool = state.pool
+        candidates = state.candidates
         oracle = self._oracle[self._oracle["relevance"] >= 1]
-        found = pool.lookup(
+        found = candidates.pair_index(
             oracle["query_id"].astype(str).to_numpy(object), oracle["doc_id"].astype(str).to_numpy(object)
         )
-        p = np.zeros(pool.n_candidates)
+        p = np.zeros(candidates.n_pairs)
         p[found[found >= 0]] = 1.0
         return p
 

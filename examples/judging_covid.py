@@ -8,7 +8,7 @@ compared with the one on the whole oracle (Kendall τ, τ_AP, RMSE): :func:`ir_i
 
 Methods: depth pooling (judged depth by depth), reciprocal-rank-fusion priority (k = 2, one order across
 topics), MoveToFront (Cormack et al. 1998), the maximum-mean bandit (Losada et al. 2017) and judge-next
-(``ir_incomplete.judging.judge_next``, once optimising AP and once nDCG@10; skipped with a message when
+(``ir_incomplete.judging.mtc``, once optimising AP and once nDCG@10; skipped with a message when
 it is not installed).
 
 By default the four methods judge in rounds of 1,000 (about a minute on 2 busy cores). ``--full``
@@ -65,11 +65,11 @@ def strategies(judge_next: bool = True) -> dict[str, object]:
     }
     if not judge_next:
         return out
-    if importlib.util.find_spec("ir_incomplete.judging.judge_next") is not None:
+    if importlib.util.find_spec("ir_incomplete.judging.mtc") is not None:
         out["judge-next (AP)"] = make_strategy("judge_next", measure="AP")
         out["judge-next (nDCG@10)"] = make_strategy("judge_next", measure="nDCG@10")
     else:
-        print("ir_incomplete.judging.judge_next is not installed: judge-next is skipped")
+        print("ir_incomplete.judging.mtc is not installed: judge-next is skipped")
     return out
 
 

@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ir_incomplete.judging.judge_next import (
+from ir_incomplete.cli.judging import judge_next_main as main
+from ir_incomplete.judging.mtc import (
     JudgeNext,
     _ap_gradient,
     _pairwise_spread,
     judge_next,
-    main,
 )
 
 
@@ -154,7 +154,7 @@ def test_never_returns_judged_pairs_or_duplicates_and_respects_the_budget():
         judged = batch[["query_id", "doc_id"]].assign(relevance=rng.integers(0, 2, len(batch)))
         strategy.update(state, judged)
     assert state.n_judged == len(seen)
-    total = state.pool.n_candidates
+    total = state.candidates.n_pairs
     rest = strategy.next_batch(state, 10_000)
     assert len(rest) == total - len(seen)  # fewer than asked once everything else is judged
     strategy.update(state, rest.assign(relevance=0))
@@ -277,3 +277,28 @@ def test_trec_covid_few_topics_smoke(covid):
     chosen_rate = np.mean([(q, d) in rel for q, d in zip(batch["query_id"], batch["doc_id"], strict=True)])
     pool_rate = np.mean([pair in rel for pair in pool])
     assert chosen_rate > 2 * pool_rate
+
+
+# -- one candidate table for pools, samples and judge-next ----------------------------------------------
+def test_judge_next_works_on_the_candidate_table_of_pools_and_samples():
+    from ir_incomplete.data import prepare_runs
+    from ir_incomplete.judging import Candidates, RRFPool
+
+    runs = _random_runs(seed=11, n_topics=3)
+    for name, frame in runs.items():  # topics 2, 10, 100: natural order differs from text order
+        runs[name] = frame.assign(query_id=frame["query_id"].map({"t0": "10", "t1": "2", "t2": "100"}))
+    candidates = Candidates(runs)
+    state = JudgeNext("AP").start(candidates)
+    assert state.candidates is candidates  # no second table: the pools' numbers are judge-next's
+    assert list(candidates.topic_ids) == ["2", "10", "100"]
+    # its fusion prior is the RRF pool's score (k = 2)
+    rrf = RRFPool(k=2.0).scores(candidates)
+    np.testing.assert_allclose(np.exp(state.z) * len(runs) / 3.0, rrf, rtol=1e-12)
+    # from runs or prepared runs, judge-next builds the same table and answers alike
+    everything = np.arange(candidates.n_pairs)
+    expected = judge_next(runs, None, budget=15, seed=2)
+    for source in (runs, prepare_runs(runs)):
+        built = JudgeNext("AP").start(source).candidates
+        pd.testing.assert_frame_equal(built.frame(everything), candidates.frame(everything))
+        pd.testing.assert_frame_equal(judge_next(source, None, budget=15, seed=2), expected)
+    pd.testing.assert_frame_equal(judge_next(candidates, None, budget=15, seed=2), expected)

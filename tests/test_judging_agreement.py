@@ -1,4 +1,4 @@
-"""Agreement of two judgment sets (ir_incomplete.judging.agreement): κ equals scikit-learn's
+"""Agreement of two judgment sets (ir_incomplete.judging.judge_agreement): κ equals scikit-learn's
 cohen_kappa_score, α the krippendorff package's alpha, leaderboard statistics equal the robustness ones;
 and the ``ir_incomplete pool`` / ``ir_incomplete agreement`` command lines."""
 

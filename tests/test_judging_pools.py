@@ -323,3 +323,16 @@ def test_covid_depth_pool_sizes(covid):
     c = Candidates(covid["runs"])
     sizes = [len(pool(c, "depth", depth=k)) for k in (1, 2, 5, 7, 10)]
     assert sizes == [2256, 4081, 9064, 12187, 16720]  # the judgment counts of the issue's table
+
+
+def test_prepared_runs_pool_and_sample_as_their_runs(runs):
+    from ir_incomplete.data import prepare_runs
+    from ir_incomplete.judging import stratified_sample
+
+    prepared = prepare_runs(runs)
+    everything = np.arange(Candidates(runs).n_pairs)
+    pd.testing.assert_frame_equal(Candidates(prepared).frame(everything), Candidates(runs).frame(everything))
+    for method, options in (("depth", {"depth": 2}), ("budget", {"budget": 2}), ("rrf", {"budget": 4})):
+        pd.testing.assert_frame_equal(pool(prepared, method, **options), pool(runs, method, **options))
+    strata = [(1, 1, 1.0), (2, 3, 0.5)]
+    pd.testing.assert_frame_equal(stratified_sample(prepared, strata, seed=3), stratified_sample(runs, strata, seed=3))

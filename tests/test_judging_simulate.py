@@ -1,4 +1,4 @@
-"""simulate (ir_incomplete.judging.simulate): the curve equals a direct computation, any strategy can be
+"""simulate (ir_incomplete.judging.simulation): the curve equals a direct computation, any strategy can be
 replayed, bad input is refused, and the issue's TREC-COVID depth-pooling τ values are reproduced."""
 
 from __future__ import annotations
@@ -94,12 +94,27 @@ def test_same_inputs_same_curve(data):
 
 def test_judge_next_is_resolved_lazily(data):
     runs, oracle = data
-    if importlib.util.find_spec("ir_incomplete.judging.judge_next") is None:
+    if importlib.util.find_spec("ir_incomplete.judging.mtc") is None:
         with pytest.raises(ValueError, match="'judge_next' is not available"):
             simulate(runs, oracle, "judge_next", 20, 10)
     else:  # pragma: no cover - with the judge_next module installed
         curve = simulate(runs, oracle, "judge_next", 20, 10, measures=["AP"])
         assert list(curve["judgments"]) == [10, 20]
+
+
+def test_judge_next_starts_from_the_candidate_table_of_the_pools(data):
+    from ir_incomplete.judging import Candidates, JudgeNext
+
+    class Recording(JudgeNext):
+        def start(self, runs, qrels=None):
+            self.received = runs
+            return super().start(runs, qrels)
+
+    runs, oracle = data
+    strategy = Recording("AP")
+    simulate(runs, oracle, strategy, 20, 10, measures=["AP"], score_precision="float64")
+    assert isinstance(strategy.received, Candidates)  # one table, built once, as for every pool
+    assert strategy.received.score_precision == "float64"  # ranked as the runs are scored
 
 
 def test_plot(data, tmp_path):

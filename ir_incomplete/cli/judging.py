@@ -257,7 +257,7 @@ def agreement_main(argv: Sequence[str]) -> int:
 
 
 def _agreement_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
-    from ir_incomplete.judging.agreement import agreement
+    from ir_incomplete.judging.judge_agreement import agreement
 
     if args.places < -1:
         raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
@@ -296,19 +296,19 @@ def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin w
 
 
 # ---------------------------------------------------------------------------------------------------
-# ir_incomplete judge-next (the library: ir_incomplete.judging.judge_next)
+# ir_incomplete judge-next (the library: ir_incomplete.judging.mtc)
 # ---------------------------------------------------------------------------------------------------
 def _judge_next_parser():
     import argparse
 
-    from ir_incomplete.judging.judge_next import MEASURE_CHOICES
+    from ir_incomplete.judging.mtc import MEASURE_CHOICES
 
     parser = Parser(
         prog="ir_incomplete judge-next",
         description="Print the unjudged (query, document) pairs to judge next, most useful first, as "
         "'query_id<TAB>doc_id<TAB>priority' lines after a '#' header line that records the arguments "
         "and the seed. Criterion: the expected change of the measure differences between runs "
-        "(Carterette, Allan & Sitaraman, SIGIR 2006), see ir_incomplete.judging.judge_next.",
+        "(Carterette, Allan & Sitaraman, SIGIR 2006), see ir_incomplete.judging.mtc.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--runs", required=True, nargs="+", metavar="RUN", help="run files or directories of runs")
@@ -332,7 +332,7 @@ def judge_next_main(argv: Sequence[str] | None = None) -> int:
 
     from ir_incomplete._version import __version__
     from ir_incomplete.data import read_trec_qrels
-    from ir_incomplete.judging.judge_next import _target, check_budget, judge_next
+    from ir_incomplete.judging.mtc import _target, check_budget, judge_next
     from ir_incomplete.predictions import read_predictions
 
     argv = list(sys.argv[1:] if argv is None else argv)

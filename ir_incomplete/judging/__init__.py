@@ -5,18 +5,18 @@
   (:class:`~ir_incomplete.judging.strategy.Strategy`: ``start``, ``next_batch``, ``update``);
 * samples (:mod:`~ir_incomplete.judging.sampling`): :func:`stratified_sample` and :func:`to_prels`, the
   sampled qrels that ``xinfAP``, ``infNDCG`` and ``iP`` read;
-* simulation (:mod:`~ir_incomplete.judging.simulate`): :func:`simulate` replays any strategy against an
+* simulation (:mod:`~ir_incomplete.judging.simulation`): :func:`simulate` replays any strategy against an
   oracle qrels (judgments spent → τ, τ_AP, RMSE), :func:`plot_simulation` draws the curves;
-* agreement (:mod:`~ir_incomplete.judging.agreement`): :func:`agreement` of two judgment sets (Cohen's κ,
+* agreement (:mod:`~ir_incomplete.judging.judge_agreement`): :func:`agreement` of two judgment sets (Cohen's κ,
   Krippendorff's α, confusion matrix, leaderboard τ);
-* judge next (:mod:`~ir_incomplete.judging.judge_next`): :func:`judge_next` and the :class:`JudgeNext`
+* judge next (:mod:`~ir_incomplete.judging.mtc`): :func:`judge_next` and the :class:`JudgeNext`
   strategy choose the unjudged pairs whose judgments most change the measure differences between runs;
 * the ``ir_incomplete pool``, ``agreement`` and ``judge-next`` command lines are :mod:`ir_incomplete.cli.judging`.
 """
 
 from ir_incomplete.judging._candidates import Candidates
-from ir_incomplete.judging.agreement import agreement, cohen_kappa, krippendorff_alpha
-from ir_incomplete.judging.judge_next import JudgeNext, judge_next
+from ir_incomplete.judging.judge_agreement import agreement, cohen_kappa, krippendorff_alpha
+from ir_incomplete.judging.mtc import JudgeNext, judge_next
 from ir_incomplete.judging.pools import (
     ADAPTIVE_METHODS,
     POOL_METHODS,
@@ -32,7 +32,7 @@ from ir_incomplete.judging.pools import (
     write_pool,
 )
 from ir_incomplete.judging.sampling import stratified_sample, to_prels
-from ir_incomplete.judging.simulate import plot_simulation, simulate
+from ir_incomplete.judging.simulation import plot_simulation, simulate
 from ir_incomplete.judging.strategy import Strategy
 
 __all__ = [

@@ -4,8 +4,9 @@
 is put in trec_eval's ranking order (score descending, compared as float32 by default, ties by document
 id descending; :class:`ir_incomplete.robustness.RunPool`) and every retrieved pair gets a number.
 Topics are numbered in natural order of their ids (numerically when every id is an integer, else as
-text), so that outputs do not depend on the order of the runs. Pools, samples and strategies all work
-on these numbers; :class:`JudgeState` records which pairs are judged (and their grades) and which have
+text), so that outputs do not depend on the order of the runs. Pools, samples, the adaptive
+strategies, judge-next and :func:`~ir_incomplete.judging.simulate` all build this one table and work
+on its numbers; :class:`JudgeState` records which pairs are judged (and their grades) and which have
 been handed out but not judged yet.
 """
 
@@ -18,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ir_incomplete.data.columns import _ids
-from ir_incomplete.data.prepared import duplicate_message
+from ir_incomplete.data.prepared import PreparedRuns, duplicate_message
 from ir_incomplete.robustness.degrade import RunPool
 
 __all__ = ["Candidates", "JudgeState", "check_budget", "check_positive_int", "natural_order"]
@@ -54,8 +55,11 @@ class Candidates:
 
     Attributes: ``run_names``; ``topic_ids`` (natural order); ``doc_ids``; per pair ``pair_topic``,
     ``pair_doc`` (pairs sorted by topic, then document id as text); per row of any run, in the order
-    (run, topic, rank): ``row_run``, ``row_topic``, ``row_rank`` (0-based) and ``row_pair``;
-    ``seg_start``/``seg_len`` ``[runs × topics]``: where each run's ranking of a topic lies among the rows.
+    (run, topic, rank): ``row_run``, ``row_topic``, ``row_rank`` (0-based), ``row_pair`` and
+    ``row_ranking`` (``row_run · n_topics + row_topic``: the rows of one ranking are contiguous, in rank
+    order); ``seg_start``/``seg_len`` ``[runs × topics]``: where each run's ranking of a topic lies among
+    the rows. ``runs`` may also be :class:`~ir_incomplete.data.PreparedRuns` (re-ordered at
+    ``score_precision``) or another :class:`Candidates` (re-built at ``score_precision`` if it differs).
     """
 
     _pool: RunPool
@@ -63,6 +67,8 @@ class Candidates:
     def __init__(self, runs: Any, score_precision: str = "float32") -> None:
         if isinstance(runs, Candidates):
             runs = runs._pool
+        elif isinstance(runs, PreparedRuns):
+            runs = runs.frames()  # every run as a query_id/doc_id/score table
         pool = runs if isinstance(runs, RunPool) and runs.score_precision == score_precision else None
         if pool is None:
             pool = RunPool(runs, score_precision)
@@ -72,7 +78,7 @@ class Candidates:
         if not self.run_names:
             raise ValueError("no runs given; pools and judging methods need at least one run")
         if len(pool) == 0:
-            raise ValueError("the runs retrieve no documents; there is nothing to pool")
+            raise ValueError("the runs retrieve no documents; there is nothing to pool or judge")
         order = natural_order(pool.topic_ids)
         new_topic = np.empty(len(order), dtype=np.int64)
         new_topic[order] = np.arange(len(order))
@@ -97,6 +103,7 @@ class Candidates:
         pair_doc[self.row_pair] = doc
         self.pair_doc = pair_doc
         seg = self.row_run * n_topics + self.row_topic
+        self.row_ranking = seg
         self.seg_len = np.bincount(seg, minlength=n_runs * n_topics).reshape(n_runs, n_topics).astype(np.int64)
         self.seg_start = (np.cumsum(self.seg_len.ravel()) - self.seg_len.ravel()).reshape(n_runs, n_topics)
         self._pair_index: pd.Index | None = None
@@ -156,7 +163,13 @@ class Candidates:
         best[best == np.iinfo(np.int64).max] = -1
         return best
 
-    def pair_index(self, query_ids: Sequence[Any], doc_ids: Sequence[Any]) -> np.ndarray:
+    def pair_sum(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per pair, the sum of ``values`` (one per selected row) over the ``rows`` (a mask; all when
+        ``None``) that retrieve it (0 for pairs none of them retrieves): e.g. a fused score."""
+        pair = self.row_pair if rows is None else self.row_pair[rows]
+        return np.bincount(pair, weights=values, minlength=self.n_pairs)
+
+    def pair_index(self, query_ids: Sequence[Any] | np.ndarray, doc_ids: Sequence[Any] | np.ndarray) -> np.ndarray:
         """Pair numbers of (query id, doc id) pairs; ``-1`` for pairs no run retrieved."""
         if self._pair_index is None:
             self._pair_index = pd.MultiIndex.from_arrays(

@@ -234,8 +234,7 @@ class _FusionPool(_StaticPool):
     def scores(self, candidates: Candidates) -> np.ndarray:
         """The fused score of every pair (0 for pairs no contributing run retrieves)."""
         rows = candidates.run_mask(self.pool_runs)
-        weights = self._weights(candidates.row_rank[rows] + 1)
-        return np.bincount(candidates.row_pair[rows], weights=weights, minlength=candidates.n_pairs)
+        return candidates.pair_sum(self._weights(candidates.row_rank[rows] + 1), rows)
 
     def _order(self, candidates: Candidates) -> tuple[np.ndarray, np.ndarray]:
         score = self.scores(candidates)
@@ -492,20 +491,20 @@ _STRATEGY_CLASSES: dict[str, Any] = {
 
 def make_strategy(method: str, **options: Any) -> Any:
     """The strategy object of a method name (``"depth"``, ``"budget"``, ``"rrf"``, ``"rbp"``,
-    ``"movetofront"``, ``"bandit"``; ``"judge_next"`` when :mod:`ir_incomplete.judging.judge_next` is
+    ``"movetofront"``, ``"bandit"``; ``"judge_next"`` when :mod:`~ir_incomplete.judging.mtc` is
     installed) with its options."""
     if method == "judge_next":
         import importlib
 
         try:
-            module = importlib.import_module("ir_incomplete.judging.judge_next")
+            module = importlib.import_module("ir_incomplete.judging.mtc")
         except ModuleNotFoundError as exc:
-            if exc.name != "ir_incomplete.judging.judge_next":
+            if exc.name != "ir_incomplete.judging.mtc":
                 raise
             raise ValueError("method 'judge_next' is not available in this version of ir_incomplete") from None
         factory = getattr(module, "JudgeNext", None)
         if factory is None:
-            raise ValueError("ir_incomplete.judging.judge_next has no JudgeNext strategy class")
+            raise ValueError("ir_incomplete.judging.mtc has no JudgeNext strategy class")
         return factory(**options)
     if method not in _STRATEGY_CLASSES:
         choices = ", ".join([*_STRATEGY_CLASSES, "judge_next"])

@@ -68,8 +68,9 @@ Cost
 ----
 One call costs ``O(N log N)`` for ``N`` retrieved (run, query, document) rows (one sort of the rows
 by candidate and ``g``; every other step is a vectorized pass), plus ``O(J·Q + Q³)`` for the model fit
-with ``J`` judged candidates and ``Q`` topics. :meth:`JudgeNext.start` converts the runs once
-(``O(N)`` plus a sort of the distinct document ids). On TREC-COVID round 1 (143 runs, 30 topics,
+with ``J`` judged candidates and ``Q`` topics. :meth:`JudgeNext.start` converts the runs once into
+the :class:`~ir_incomplete.judging.Candidates` table that pools and samples use (a sort of the rows
+into trec_eval's ranking order and of the distinct document ids). On TREC-COVID round 1 (143 runs, 30 topics,
 3.5 M rows) a whole judge_next call took 7-11 s on 2 busy cores, of which next_batch 1-3 s.
 
 Measured
@@ -99,7 +100,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ir_incomplete.judging._candidates import check_budget
+from ir_incomplete.judging._candidates import Candidates, check_budget
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -158,107 +159,10 @@ def _target(measure) -> _Target:
     return _Target(kinds[name], None if cutoff is None else int(cutoff), repr(parsed))
 
 
-@dataclass
-class _Pool:
-    """Every (query, document) that some run retrieves, and where each run ranks it.
-
-    Items are the retrieved rows, grouped by (run, query) row and in rank order; candidates are
-    ordered by topic, then document id (so the order does not depend on the process)."""
-
-    run_names: list[str]
-    topic_ids: np.ndarray  # object, sorted
-    cand_topic: np.ndarray  # int64 per candidate
-    cand_doc: np.ndarray  # object per candidate
-    topic_start: np.ndarray  # first candidate of each topic (len Q + 1)
-    item_cand: np.ndarray  # int64 per item
-    item_rank: np.ndarray  # int64 per item, 1-based
-    row_of_item: np.ndarray  # int64 per item
-    row_starts: np.ndarray
-    row_lengths: np.ndarray
-    row_run: np.ndarray  # int64 per row
-    row_topic: np.ndarray  # int64 per row
-    z: np.ndarray  # log(RRF / RRF_max) per candidate
-    _index: pd.MultiIndex | None = field(default=None, repr=False)
-
-    @property
-    def n_runs(self) -> int:
-        return len(self.run_names)
-
-    @property
-    def n_topics(self) -> int:
-        return len(self.topic_ids)
-
-    @property
-    def n_candidates(self) -> int:
-        return len(self.cand_doc)
-
-    def lookup(self, qids: np.ndarray, dids: np.ndarray) -> np.ndarray:
-        """Candidate number of each (query, doc) pair, −1 when no run retrieves it."""
-        if self._index is None:
-            self._index = pd.MultiIndex.from_arrays([self.topic_ids[self.cand_topic], self.cand_doc])
-        if len(qids) == 0:
-            return np.zeros(0, dtype=np.int64)
-        return self._index.get_indexer(pd.MultiIndex.from_arrays([qids, dids])).astype(np.int64)
-
-
-def _build_pool(runs: Any) -> _Pool:
-    from ir_incomplete.api import as_run_mapping
-    from ir_incomplete.data import PreparedRuns, prepare_runs
-    from ir_incomplete.data.prepared import duplicate_message
-
-    prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(as_run_mapping(runs))
-    if prepared.n_rows == 0 or len(prepared.doc_ids) == 0:
-        raise ValueError("the runs retrieve no documents: there is nothing to judge")
-    if len(prepared.duplicate_rows):
-        row = int(prepared.duplicate_rows[0])
-        run = prepared.run_names[int(prepared.row_run[row])]
-        raise ValueError(duplicate_message(run, prepared.duplicate_docs[0], prepared.row_query[row]))
-    lengths = prepared.lengths.astype(np.int64)
-    row_query = np.array([str(q) for q in prepared.row_query], dtype=object)
-    topic_ids = np.array(sorted(set(row_query.tolist())), dtype=object)
-    row_topic = pd.Index(topic_ids).get_indexer(row_query).astype(np.int64)
-    n_items = int(lengths.sum())
-    row_of_item = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    starts = np.cumsum(lengths) - lengths
-    # items of row i are doc_ids[row_starts[i] : row_starts[i] + lengths[i]]; gather them contiguously
-    items = np.arange(n_items, dtype=np.int64) + np.repeat(prepared.row_starts.astype(np.int64) - starts, lengths)
-    dids = prepared.doc_ids[items]
-    hashes = prepared.hashes[items]
-    item_rank = np.arange(n_items, dtype=np.int64) - np.repeat(starts, lengths) + 1
-    # distinct documents: by hash, checked against the ids; ordered by id so the result is process-independent
-    hash_code, first = pd.factorize(hashes)
-    representative = np.empty(len(first), dtype=object)
-    representative[hash_code] = dids
-    if not np.array_equal(representative[hash_code], dids):  # two ids share a hash: compare the strings
-        hash_code, representative = pd.factorize(pd.Series(dids, dtype=object))
-        representative = np.asarray(representative, dtype=object)
-    order = np.argsort(representative.astype(str), kind="stable")
-    doc_rank = np.empty(len(order), dtype=np.int64)
-    doc_rank[order] = np.arange(len(order))
-    key = row_topic[row_of_item] * len(order) + doc_rank[hash_code]
-    cand_key, item_cand = np.unique(key, return_inverse=True)
-    item_cand = item_cand.reshape(-1).astype(np.int64)
-    cand_topic = cand_key // len(order)
-    cand_doc = representative[order][cand_key % len(order)]
-    topic_start = np.searchsorted(cand_topic, np.arange(len(topic_ids) + 1))
-    n_runs = len(prepared.run_names)
-    rrf = np.bincount(item_cand, weights=1.0 / (RRF_K + item_rank), minlength=len(cand_key))
-    z = np.log(rrf / (n_runs / (RRF_K + 1.0)))
-    return _Pool(
-        run_names=list(prepared.run_names),
-        topic_ids=topic_ids,
-        cand_topic=cand_topic.astype(np.int64),
-        cand_doc=np.asarray(cand_doc, dtype=object),
-        topic_start=topic_start.astype(np.int64),
-        item_cand=item_cand,
-        item_rank=item_rank,
-        row_of_item=row_of_item,
-        row_starts=starts,
-        row_lengths=lengths,
-        row_run=prepared.row_run.astype(np.int64),
-        row_topic=row_topic,
-        z=z,
-    )
+def _fusion(candidates: Candidates) -> np.ndarray:
+    """``z = log(RRF / RRF_max)`` of every candidate pair: ``RRF(d) = Σ_s 1 / (k_rrf + r_s(d))``."""
+    rrf = candidates.pair_sum(1.0 / (RRF_K + (candidates.row_rank + 1)))
+    return np.log(rrf / (candidates.n_runs / (RRF_K + 1.0)))
 
 
 def _judgment_columns(frame, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -296,16 +200,33 @@ def _check_scale(qids: np.ndarray, dids: np.ndarray, grades: np.ndarray, qrels: 
     )
 
 
+def _pairs(candidates: Candidates, pairs: np.ndarray, **columns: np.ndarray) -> pd.DataFrame:
+    """``query_id, doc_id`` of candidate ``pairs`` (columns of ids inferred by pandas, as judge-next has
+    always returned them), plus ``columns``."""
+    frame = pd.DataFrame(
+        {
+            "query_id": candidates.topic_ids[candidates.pair_topic[pairs]],
+            "doc_id": candidates.doc_ids[candidates.pair_doc[pairs]],
+        }
+    )
+    for name, values in columns.items():
+        frame[name] = values
+    return frame
+
+
 @dataclass
 class JudgeNextState:
-    """What :class:`JudgeNext` knows: the pool of candidates and the judgments so far.
+    """What :class:`JudgeNext` knows: the candidate pairs and the judgments so far.
 
-    ``grade`` holds the judged grade of each candidate (``NaN``: unjudged); ``outside`` the judgments
-    of documents no run retrieves (they count for the normalisers R and IDCG); ``ignored_queries``
-    the judged queries that no run answers; ``predicted`` the predicted grade per candidate (``NaN``:
-    none)."""
+    ``candidates`` is the :class:`~ir_incomplete.judging.Candidates` table of the runs (the one pools
+    and samples use; a candidate is a pair number); ``z`` its reciprocal-rank fusion ``log(RRF /
+    RRF_max)`` per candidate; ``grade`` holds the judged grade of each candidate (``NaN``: unjudged);
+    ``outside`` the judgments of documents no run retrieves (they count for the normalisers R and IDCG);
+    ``ignored_queries`` the judged queries that no run answers; ``predicted`` the predicted grade per
+    candidate (``NaN``: none)."""
 
-    pool: _Pool
+    candidates: Candidates
+    z: np.ndarray
     grade: np.ndarray
     predicted: np.ndarray
     outside: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -319,14 +240,7 @@ class JudgeNextState:
     def judgments(self) -> pd.DataFrame:
         """All judgments known (``query_id, doc_id, relevance``), candidates first, then the others."""
         judged = np.flatnonzero(~np.isnan(self.grade))
-        pool = self.pool
-        frame = pd.DataFrame(
-            {
-                "query_id": pool.topic_ids[pool.cand_topic[judged]],
-                "doc_id": pool.cand_doc[judged],
-                "relevance": self.grade[judged].astype(np.int64),
-            }
-        )
+        frame = _pairs(self.candidates, judged, relevance=self.grade[judged].astype(np.int64))
         if self.outside:
             keys = list(self.outside)
             extra = pd.DataFrame(
@@ -379,19 +293,22 @@ class JudgeNext:
 
     # -- protocol ---------------------------------------------------------------------------------------
     def start(self, runs: Any, qrels: Any = None) -> JudgeNextState:
-        """Convert the runs once and take the judgments made so far (``None`` or empty: none)."""
-        pool = _build_pool(runs)
+        """Convert the runs once (anything :func:`ir_incomplete.evaluate` accepts, or
+        :class:`~ir_incomplete.judging.Candidates`) and take the judgments made so far (``None`` or empty:
+        none)."""
+        candidates = runs if isinstance(runs, Candidates) else Candidates(runs)
         state = JudgeNextState(
-            pool=pool,
-            grade=np.full(pool.n_candidates, np.nan),
-            predicted=np.full(pool.n_candidates, np.nan),
+            candidates=candidates,
+            z=_fusion(candidates),
+            grade=np.full(candidates.n_pairs, np.nan),
+            predicted=np.full(candidates.n_pairs, np.nan),
         )
         if self.predictions is not None:
             from ir_incomplete.predictions import read_predictions
 
             qids, dids, grades = _judgment_columns(read_predictions(self.predictions), "predictions")
             _check_scale(qids, dids, grades, qrels)
-            cand = pool.lookup(qids, dids)
+            cand = candidates.pair_index(qids, dids)
             found = (cand >= 0) & (grades >= 0)
             state.predicted[cand[found]] = grades[found]
         if qrels is not None and not (isinstance(qrels, pd.DataFrame) and qrels.empty):
@@ -404,8 +321,8 @@ class JudgeNext:
         if isinstance(judgments, pd.DataFrame) and judgments.empty:
             return
         qids, dids, grades = _judgment_columns(judgments, "judgments")
-        pool = state.pool
-        answered = pd.Index(pool.topic_ids).get_indexer(qids) >= 0
+        candidates = state.candidates
+        answered = candidates.topic_of_query(qids) >= 0
         if not answered.all():
             missing = sorted(set(qids[~answered].tolist()) - set(state.ignored_queries))
             if missing:
@@ -419,7 +336,7 @@ class JudgeNext:
                 )
         keep = answered & (grades >= 0)
         qids, dids, grades = qids[keep], dids[keep], grades[keep]
-        cand = pool.lookup(qids, dids)
+        cand = candidates.pair_index(qids, dids)
         inside = cand >= 0
         state.grade[cand[inside]] = grades[inside]
         for q, d, g in zip(qids[~inside].tolist(), dids[~inside].tolist(), grades[~inside].tolist(), strict=True):
@@ -429,32 +346,26 @@ class JudgeNext:
         """At most ``n`` unjudged pairs, largest criterion first: ``query_id, doc_id, priority``."""
         n = check_budget(n, "n")
         value = self.criterion(state)
-        pool = state.pool
+        candidates = state.candidates
         open_ = np.flatnonzero(np.isnan(state.grade))
         if len(open_) == 0:
             return pd.DataFrame({"query_id": [], "doc_id": [], "priority": []}).astype(
                 {"query_id": object, "doc_id": object, "priority": float}
             )
-        tiebreak = np.random.default_rng(self.seed).permutation(pool.n_candidates)[open_]
+        tiebreak = np.random.default_rng(self.seed).permutation(candidates.n_pairs)[open_]
         order = np.lexsort((tiebreak, -value[open_]))[:n]
         chosen = open_[order]
-        return pd.DataFrame(
-            {
-                "query_id": pool.topic_ids[pool.cand_topic[chosen]],
-                "doc_id": pool.cand_doc[chosen],
-                "priority": value[chosen],
-            }
-        )
+        return _pairs(candidates, chosen, priority=value[chosen])
 
     # -- the criterion ----------------------------------------------------------------------------------
     def relevance_probability(self, state: JudgeNextState) -> np.ndarray:
         """``p(d)`` of every candidate (judged ones: 1 or 0), see the module docstring."""
-        pool = state.pool
+        candidates = state.candidates
         judged = ~np.isnan(state.grade)
         rel = np.where(judged, state.grade >= 1, False)
-        z = _weighted_fusion(pool, judged, rel) if RUN_WEIGHTS else pool.z
-        alpha, beta = _fit_prior(z, pool.cand_topic, pool.n_topics, judged, rel)
-        p = _sigmoid(alpha[pool.cand_topic] + beta * z)
+        z = _weighted_fusion(candidates, state.z, judged, rel) if RUN_WEIGHTS else state.z
+        alpha, beta = _fit_prior(z, candidates.pair_topic, candidates.n_topics, judged, rel)
+        p = _sigmoid(alpha[candidates.pair_topic] + beta * z)
         has_pred = ~np.isnan(state.predicted)
         if has_pred.any():
             predicted_rel = state.predicted >= 1
@@ -468,83 +379,82 @@ class JudgeNext:
 
     def criterion(self, state: JudgeNextState) -> np.ndarray:
         """The criterion of every candidate (judged candidates included; see the module docstring)."""
-        pool = state.pool
+        c = state.candidates
         target = self.target
         p = self.relevance_probability(state)
-        keep = slice(None) if target.cutoff is None else pool.item_rank <= target.cutoff
-        cand = pool.item_cand[keep]
-        rank = pool.item_rank[keep].astype(np.float64)
+        keep = slice(None) if target.cutoff is None else c.row_rank < target.cutoff
+        cand = c.row_pair[keep]
+        rank = (c.row_rank[keep] + 1).astype(np.float64)  # 1-based
         if target.kind == "ap":
-            g = _ap_gradient(p[cand], rank, pool.row_of_item[keep])
+            g = _ap_gradient(p[cand], rank, c.row_ranking[keep])
         elif target.kind == "ndcg":
             g = 1.0 / np.log2(1.0 + rank)
         else:
             g = np.full(len(rank), 1.0 / float(target.cutoff or 1))
-        spread = _pairwise_spread(cand, g, pool.n_candidates, pool.n_runs)
+        spread = _pairwise_spread(cand, g, c.n_pairs, c.n_runs)
         judged = ~np.isnan(state.grade)
         if target.kind == "ap":
-            expected_rel = np.bincount(pool.cand_topic, weights=p, minlength=pool.n_topics)
+            expected_rel = np.bincount(c.pair_topic, weights=p, minlength=c.n_topics)
             expected_rel += self._outside_per_topic(state, lambda g: float(g >= 1))
-            return p * spread / np.maximum(expected_rel, 1.0)[pool.cand_topic]
+            return p * spread / np.maximum(expected_rel, 1.0)[c.pair_topic]
         if target.kind == "ndcg":
             mean_gain = _mean_relevant_grade(state)
             gain = np.where(judged, np.nan_to_num(state.grade), p * mean_gain)
             ideal = self._ideal_dcg(state, np.maximum(gain, 0.0))
-            return p * mean_gain * spread / np.maximum(ideal, 1.0)[pool.cand_topic]
+            return p * mean_gain * spread / np.maximum(ideal, 1.0)[c.pair_topic]
         return p * spread
 
     def _outside_per_topic(self, state: JudgeNextState, value) -> np.ndarray:
-        out = np.zeros(state.pool.n_topics)
+        out = np.zeros(state.candidates.n_topics)
         if state.outside:
-            index = pd.Index(state.pool.topic_ids)
-            for (q, _d), g in state.outside.items():
-                out[index.get_loc(q)] += value(g)
+            topics = state.candidates.topic_of_query(np.array([q for q, _ in state.outside], dtype=object))
+            for t, g in zip(topics.tolist(), state.outside.values(), strict=True):
+                out[t] += value(g)
         return out
 
     def _ideal_dcg(self, state: JudgeNextState, gain: np.ndarray) -> np.ndarray:
         """Per topic, DCG@k of the expected gains sorted descending (judged documents no run retrieves
         included)."""
-        pool = state.pool
-        topics, gains = pool.cand_topic, gain
+        c = state.candidates
+        topics, gains = c.pair_topic, gain
         if state.outside:
-            index = pd.Index(pool.topic_ids)
-            extra_t = np.array([index.get_loc(q) for q, _ in state.outside], dtype=np.int64)
+            extra_t = c.topic_of_query(np.array([q for q, _ in state.outside], dtype=object))
             extra_g = np.array([max(g, 0) for g in state.outside.values()], dtype=np.float64)
             topics, gains = np.concatenate([topics, extra_t]), np.concatenate([gains, extra_g])
         order = np.lexsort((-gains, topics))
         topics, gains = topics[order], gains[order]
-        first = np.searchsorted(topics, np.arange(pool.n_topics))
+        first = np.searchsorted(topics, np.arange(c.n_topics))
         position = np.arange(len(topics)) - first[topics] + 1
         cutoff = self.target.cutoff
         use = position <= cutoff if cutoff is not None else np.ones(len(topics), dtype=bool)
-        return np.bincount(
-            topics[use], weights=gains[use] / np.log2(1.0 + position[use]), minlength=pool.n_topics
-        ).astype(float)
+        return np.bincount(topics[use], weights=gains[use] / np.log2(1.0 + position[use]), minlength=c.n_topics).astype(
+            float
+        )
 
 
 RUN_WEIGHTS = True
 RUN_PRIOR = 4.0
 
 
-def _weighted_fusion(pool: _Pool, judged: np.ndarray, rel: np.ndarray) -> np.ndarray:
+def _weighted_fusion(c: Candidates, z: np.ndarray, judged: np.ndarray, rel: np.ndarray) -> np.ndarray:
     """``log(Σ_s π_sq / (k + r_s(d)) / RRF_max)``: reciprocal-rank fusion with each run's vote weighted by
     its estimated precision on the topic (judged documents it retrieves, shrunk to its precision over
-    all topics, itself shrunk to the overall rate)."""
+    all topics, itself shrunk to the overall rate); ``z`` (the unweighted fusion) before any judgment."""
     if not judged.any():
-        return pool.z
-    j = judged[pool.item_cand]
-    y = rel[pool.item_cand] & j
-    run_of_item = pool.row_run[pool.row_of_item]
+        return z
+    j = judged[c.row_pair]
+    y = rel[c.row_pair] & j
     overall = (np.count_nonzero(rel) + 1.0) / (np.count_nonzero(judged) + 2.0)
-    n_s = np.bincount(run_of_item, weights=j, minlength=pool.n_runs)
-    k_s = np.bincount(run_of_item, weights=y, minlength=pool.n_runs)
+    n_s = np.bincount(c.row_run, weights=j, minlength=c.n_runs)
+    k_s = np.bincount(c.row_run, weights=y, minlength=c.n_runs)
     pi_s = (k_s + RUN_PRIOR * overall) / (n_s + RUN_PRIOR)
-    n_sq = np.bincount(pool.row_of_item, weights=j, minlength=len(pool.row_run))
-    k_sq = np.bincount(pool.row_of_item, weights=y, minlength=len(pool.row_run))
-    pi_sq = (k_sq + RUN_PRIOR * pi_s[pool.row_run]) / (n_sq + RUN_PRIOR)
-    votes = pi_sq[pool.row_of_item] / (RRF_K + pool.item_rank)
-    fused = np.bincount(pool.item_cand, weights=votes, minlength=pool.n_candidates)
-    return np.log(np.maximum(fused, 1e-300) / (pool.n_runs / (RRF_K + 1.0)))
+    n_rankings = c.n_runs * c.n_topics  # ranking r is run r // n_topics on topic r % n_topics
+    n_sq = np.bincount(c.row_ranking, weights=j, minlength=n_rankings)
+    k_sq = np.bincount(c.row_ranking, weights=y, minlength=n_rankings)
+    pi_sq = (k_sq + RUN_PRIOR * np.repeat(pi_s, c.n_topics)) / (n_sq + RUN_PRIOR)
+    votes = pi_sq[c.row_ranking] / (RRF_K + (c.row_rank + 1))
+    fused = c.pair_sum(votes)
+    return np.log(np.maximum(fused, 1e-300) / (c.n_runs / (RRF_K + 1.0)))
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -676,14 +586,3 @@ def judge_next(
     strategy = JudgeNext(measure, predictions=predictions, seed=seed)
     state = strategy.start(runs, qrels)
     return strategy.next_batch(state, budget)
-
-
-def __getattr__(name: str):
-    """``main``, the ``ir_incomplete judge-next`` command, lives in :mod:`ir_incomplete.cli.judging`
-    (``judge_next_main``); the old name is kept, found when it is asked for (the library does not
-    import the command line)."""
-    if name == "main":
-        import importlib
-
-        return importlib.import_module("ir_incomplete.cli.judging").judge_next_main
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

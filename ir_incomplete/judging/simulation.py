@@ -107,7 +107,7 @@ def simulate(
     strategy
         A :class:`~ir_incomplete.judging.strategy.Strategy` object, or a method name: ``"depth"``,
         ``"budget"``, ``"rrf"``, ``"rbp"``, ``"movetofront"``, ``"bandit"`` (default options) or
-        ``"judge_next"`` (:mod:`ir_incomplete.judging.judge_next`, when installed).
+        ``"judge_next"`` (:mod:`~ir_incomplete.judging.mtc`, when installed).
     budget
         Judgments to spend (an integer ≥ 1); the simulation stops earlier when the strategy has nothing
         more to hand out.
@@ -242,9 +242,12 @@ def simulate(
 
 
 def _takes_candidates(strategy: Any) -> bool:
+    """The strategies of this package start from the one :class:`Candidates` table built here (at
+    ``score_precision``); others receive the runs (``{name: run frame}``, as the protocol says)."""
+    from ir_incomplete.judging.mtc import JudgeNext
     from ir_incomplete.judging.pools import _ArmPool, _StaticPool
 
-    return isinstance(strategy, (_ArmPool, _StaticPool))
+    return isinstance(strategy, (_ArmPool, _StaticPool, JudgeNext))
 
 
 def plot_simulation(
