@@ -233,7 +233,7 @@ def test_forty_covid_runs_against_qrels_of_some_of_their_queries(tmp_path, capsy
     "column, bad, message",
     [
         ("doc_id", None, "run doc_id contains missing values (row 3)\n"),
-        ("score", float("nan"), "run score nan is not a finite number at row 3 ("),
+        ("score", float("nan"), "run score nan is not a finite number at row 3 (query_id='qx', doc_id='d9')"),
     ],
 )
 def test_a_bad_row_of_an_unjudged_query_in_a_parquet_run_is_still_refused(tmp_path, capsys, column, bad, message):

@@ -223,7 +223,15 @@ def _first_complex(values: np.ndarray) -> int | None:
 
 
 def _row_label(qids, dids, i) -> str:
-    return f"row {int(i)} (query_id={qids[i]!r}, doc_id={dids[i]!r})"
+    """``row i (query_id='q', doc_id='d')`` with the ids as Python values, whether the columns hold
+    Python objects, numpy scalars or pyarrow scalars."""
+    return f"row {int(i)} (query_id={_id_value(qids[i])!r}, doc_id={_id_value(dids[i])!r})"
+
+
+def _id_value(value):
+    """An id of a column as the Python value it holds, for messages (pyarrow and numpy scalars unwrapped)."""
+    as_py = getattr(value, "as_py", None)
+    return as_py() if callable(as_py) else _plain(value)
 
 
 def run_columns(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
