@@ -411,3 +411,40 @@ def test_every_command_takes_a_predictions_table_with_a_header(tmp_path, capsys)
         assert main(as_qrels) == 0
         expected, _ = capsys.readouterr()
         assert out.replace(header, str(trec)) == expected
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_every_command_reads_predictions_from_a_named_pipe_once(tmp_path, capsys):
+    """``--predictions <(zcat labels.gz)``: the evaluation command and judge-next took only regular files
+    ("does not exist"); each command reads the pipe once and prints what it prints for the file."""
+    qrels, run = _cli_files(tmp_path)
+    text = "".join(f"{q} 0 {d} {r}\n" for q, d, r in PPI_PRED.itertuples(index=False))
+    plain = tmp_path / "pred.qrels"
+    plain.write_text(text)
+    for i, (from_pipe, from_file) in enumerate(
+        zip(_commands(qrels, run, str(tmp_path / "pipe0")), _commands(qrels, run, str(plain)), strict=True)
+    ):
+        pipe = str(tmp_path / f"pipe{i}")
+        from_pipe = [pipe if arg == str(tmp_path / "pipe0") else arg for arg in from_pipe]
+        os.mkfifo(pipe)
+        _feed(pipe, text.encode())
+        result: dict = {}
+
+        def work(argv=from_pipe, result=result):
+            try:
+                result["code"] = main(argv)
+            except BaseException as exc:  # reported by the test
+                result["error"] = exc
+
+        worker = threading.Thread(target=work, daemon=True)
+        worker.start()
+        worker.join(60)
+        alive = worker.is_alive()
+        _unblock(pipe)
+        assert not alive, f"{from_pipe[0]} waited for a second reading of a named pipe"
+        assert "error" not in result, result.get("error")
+        out, err = capsys.readouterr()
+        assert result["code"] == 0, err
+        assert main(from_file) == 0
+        expected, _ = capsys.readouterr()
+        assert out.replace(pipe, str(plain)) == expected, from_pipe

@@ -319,8 +319,7 @@ def _evaluate_read(args, read_trec_qrels, read_trec_run) -> list[str]:
     if args.predictions is not None:
         from ir_incomplete.predictions import read_predictions
 
-        if not os.path.isfile(args.predictions):
-            raise CliError(f"predictions file {args.predictions!r} does not exist")
+        check_input_file(args.predictions, "predictions")  # a named pipe is read once, as runs are
         predictions = read_input(read_predictions, args.predictions, "predictions")
     # trec_eval evaluates only the queries its qrels judge, and so do our measures: when every measure is
     # ours, the rows of other queries are dropped as each run is read (see _judged_rows)

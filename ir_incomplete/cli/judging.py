@@ -37,6 +37,7 @@ from ir_incomplete.cli.common import (
     Exit,
     Parser,
     as_cli_error,
+    check_input_file,
     collect_runs,
     read_input,
     report_error,
@@ -345,8 +346,8 @@ def judge_next_main(argv: Sequence[str] | None = None) -> int:
             if not os.path.exists(path):
                 raise CliError(f"run file or directory {path!r} does not exist")
         for option, path in (("--qrels", args.qrels), ("--predictions", args.predictions)):
-            if path is not None and not os.path.isfile(path):
-                raise CliError(f"{option} file {path!r} does not exist")
+            if path is not None:  # a file or a named pipe (read once)
+                check_input_file(path, option)
         qrels = None if args.qrels is None else read_input(read_trec_qrels, args.qrels, "qrels")
         predictions = (
             None if args.predictions is None else read_input(read_predictions, args.predictions, "predictions")
