@@ -237,6 +237,28 @@ def _unblock(path) -> None:
     os.close(fd)
 
 
+def _reading_pipes(call, pipes: list[str], what: str):
+    """``call()``'s result, run in a thread that may wait at most 60 s: a call that opens one of the named
+    ``pipes`` a second time waits for a writer that never comes, and fails the test instead of hanging."""
+    result: dict = {}
+
+    def work():
+        try:
+            result["value"] = call()
+        except BaseException as exc:  # reported by the test
+            result["error"] = exc
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(60)
+    alive = worker.is_alive()
+    for path in pipes:
+        _unblock(path)
+    assert not alive, f"{what} waited for a second reading of a named pipe"
+    assert "error" not in result, result.get("error")
+    return result["value"]
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
 @pytest.mark.parametrize("compressed", [False, True])
 def test_a_named_pipe_run_and_qrels_are_read_once_from_python(tmp_path, compressed):
@@ -246,23 +268,10 @@ def test_a_named_pipe_run_and_qrels_are_read_once_from_python(tmp_path, compress
     data = RUN_TEXT.encode()
     _feed(run, gzip.compress(data) if compressed else data)  # <(cat run.gz): gzip data without .gz
     _feed(qrels, "".join(f"{q} 0 {d} {r}\n" for q, d, r in QRELS.itertuples(index=False)).encode())
-    result: dict = {}
-
-    def work():
-        try:
-            result["table"] = evaluate(run, qrels, ["AP", "P@1"], topics="run", per_query=False)
-        except BaseException as exc:  # reported by the test
-            result["error"] = exc
-
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
-    worker.join(60)
-    alive = worker.is_alive()
-    for path in (run, qrels):
-        _unblock(path)
-    assert not alive, "evaluate waited for a second reading of a named pipe"
-    assert "error" not in result, result.get("error")
-    assert summary(result["table"]) == pytest.approx({("run", "AP"): 0.5, ("run", "P@1"): 1.0})
+    table = _reading_pipes(
+        lambda: evaluate(run, qrels, ["AP", "P@1"], topics="run", per_query=False), [run, qrels], "evaluate"
+    )
+    assert summary(table) == pytest.approx({("run", "AP"): 0.5, ("run", "P@1"): 1.0})
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
@@ -421,30 +430,14 @@ def test_every_command_reads_predictions_from_a_named_pipe_once(tmp_path, capsys
     text = "".join(f"{q} 0 {d} {r}\n" for q, d, r in PPI_PRED.itertuples(index=False))
     plain = tmp_path / "pred.qrels"
     plain.write_text(text)
-    for i, (from_pipe, from_file) in enumerate(
-        zip(_commands(qrels, run, str(tmp_path / "pipe0")), _commands(qrels, run, str(plain)), strict=True)
-    ):
+    for i, from_file in enumerate(_commands(qrels, run, str(plain))):
         pipe = str(tmp_path / f"pipe{i}")
-        from_pipe = [pipe if arg == str(tmp_path / "pipe0") else arg for arg in from_pipe]
+        from_pipe = _commands(qrels, run, pipe)[i]
         os.mkfifo(pipe)
         _feed(pipe, text.encode())
-        result: dict = {}
-
-        def work(argv=from_pipe, result=result):
-            try:
-                result["code"] = main(argv)
-            except BaseException as exc:  # reported by the test
-                result["error"] = exc
-
-        worker = threading.Thread(target=work, daemon=True)
-        worker.start()
-        worker.join(60)
-        alive = worker.is_alive()
-        _unblock(pipe)
-        assert not alive, f"{from_pipe[0]} waited for a second reading of a named pipe"
-        assert "error" not in result, result.get("error")
+        code = _reading_pipes(lambda argv=from_pipe: main(argv), [pipe], from_pipe[0])
         out, err = capsys.readouterr()
-        assert result["code"] == 0, err
+        assert code == 0, err
         assert main(from_file) == 0
         expected, _ = capsys.readouterr()
         assert out.replace(pipe, str(plain)) == expected, from_pipe
