@@ -27,8 +27,6 @@ that the qrels do not have are ignored (those queries are not evaluated).
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 import re
 import threading
@@ -44,9 +42,9 @@ from ir_incomplete.data.ids import is_arrow_table
 from ir_incomplete.data.readers import (
     _DECODE_ERRORS,
     _arrow_frame,
-    _Content,
     _is_parquet,
     _native,
+    _open_text,
     _read_once,
     _read_trec,
     _source_name,
@@ -219,7 +217,7 @@ def _read_file(path) -> pd.DataFrame:
                 f"cannot read predictions file {name} as parquet: {' '.join(str(exc).split())}"
             ) from None
     try:
-        with _open_predictions(source) as handle:
+        with _open_text(source, encoding="utf-8-sig") as handle:  # a byte order mark skipped
             first = next((line for line in handle if line.strip()), "")
             head = re.split(r"[\t, ]+", first.strip())[0] if first.strip() else ""
             if head not in ("query_id", "qid"):  # no header line: a TREC qrels file
@@ -232,17 +230,6 @@ def _read_file(path) -> pd.DataFrame:
         raise PredictionError(f"cannot read predictions file {name}: truncated or corrupt ({detail})") from None
     except pd.errors.ParserError as exc:
         raise PredictionError(f"malformed predictions file {name}: {' '.join(str(exc).split())}") from None
-
-
-def _open_predictions(source):
-    """A text handle of a predictions file (:class:`_Content` or a path, ``.gz`` allowed), UTF-8 with an
-    optional byte order mark."""
-    if isinstance(source, _Content):
-        return io.TextIOWrapper(io.BytesIO(source.data), encoding="utf-8-sig")
-    path = os.fspath(source)
-    if str(path).endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8-sig")
-    return open(path, encoding="utf-8-sig")
 
 
 @dataclass

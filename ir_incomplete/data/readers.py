@@ -103,15 +103,17 @@ def _read_once(source, kind: str):
     return _Content(name, data)
 
 
-def _open_text(source):
+def _open_text(source, encoding: str | None = None):
+    """A text handle of ``source``: text holding lines, content read once (UTF-8, a byte order mark
+    skipped), or a file path (``.gz`` allowed) opened with ``encoding`` (default: the locale's)."""
     if isinstance(source, str) and "\n" in source:
         return io.StringIO(source)
     if isinstance(source, _Content):
         return io.TextIOWrapper(io.BytesIO(source.data), encoding="utf-8-sig")
     path = os.fspath(source)
     if str(path).endswith(".gz"):
-        return gzip.open(path, "rt")
-    return open(path)
+        return gzip.open(path, "rt", encoding=encoding)
+    return open(path, encoding=encoding)
 
 
 def _source_name(source) -> str:
