@@ -21,6 +21,7 @@ from ir_incomplete.bootstrap import (  # noqa: E402
 )
 from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run  # noqa: E402
 from ir_incomplete.display import pivot, plot_intervals  # noqa: E402
+from ir_incomplete.estimation import estimate  # noqa: E402
 from ir_incomplete.grammar import MeasureSyntaxError, parse  # noqa: E402
 from ir_incomplete.incomplete_provider import IncompleteProvider  # noqa: E402
 from ir_incomplete.integration import activate  # noqa: E402
@@ -88,6 +89,7 @@ from ir_incomplete.report import compare, format_report  # noqa: E402
 provider = activate()
 
 __all__ = [
+    "estimate",
     "__version__",
     "activate",
     "evaluate",

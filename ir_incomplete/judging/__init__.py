@@ -5,6 +5,8 @@
   (:class:`~ir_incomplete.judging.strategy.Strategy`: ``start``, ``next_batch``, ``update``);
 * samples (:mod:`~ir_incomplete.judging.sampling`): :func:`stratified_sample` and :func:`to_prels`, the
   sampled qrels that ``xinfAP``, ``infNDCG`` and ``iP`` read;
+* designs (:mod:`~ir_incomplete.judging.designs`): :func:`sample` draws a probability sample of pairs to
+  judge, each with its inclusion probability, for the design-based :func:`ir_incomplete.estimate`;
 * simulation (:mod:`~ir_incomplete.judging.simulation`): :func:`simulate` replays any strategy against an
   oracle qrels (judgments spent → τ, τ_AP, RMSE), :func:`plot_simulation` draws the curves;
 * agreement (:mod:`~ir_incomplete.judging.judge_agreement`): :func:`agreement` of two judgment sets (Cohen's κ,
@@ -15,6 +17,7 @@
 """
 
 from ir_incomplete.judging._candidates import Candidates
+from ir_incomplete.judging.designs import sample, write_design
 from ir_incomplete.judging.judge_agreement import agreement, cohen_kappa, krippendorff_alpha
 from ir_incomplete.judging.mtc import JudgeNext, judge_next
 from ir_incomplete.judging.pools import (
@@ -37,6 +40,8 @@ from ir_incomplete.judging.strategy import Strategy
 
 __all__ = [
     "Candidates",
+    "sample",
+    "write_design",
     "Strategy",
     "POOL_METHODS",
     "ADAPTIVE_METHODS",

@@ -1,0 +1,281 @@
+"""Probability samples of judgments with known inclusion probabilities: what design-based estimates read.
+
+:func:`sample` draws the (query, document) pairs to judge from the *universe*, the runs' top ``depth``,
+and gives each its inclusion probability ``pi``; :func:`ir_incomplete.estimate` turns their judgments into
+estimates with intervals.
+
+**The design** (Poisson sampling, each pair drawn independently; Särndal, Swensson & Wretman 1992, §3.5):
+
+* a *certainty stratum*, judged with ``pi = 1``: the pairs of ``qrels`` (judgments you already have,
+  e.g. TREC-COVID round 1 or a depth-10 pool), the pairs of an earlier round (``previous=``), and the
+  top ``certain`` pairs of a priority pool (Σ over runs of 1/(1 + rank), ranks from 1), which count
+  against the budget;
+* every other pair with ``pi_u = min(1, c · q_u)``, ``c`` chosen so that ``Σ pi_u`` equals the rest of the
+  budget exactly: the expected number of judgments is the budget, and the realised number differs by
+  about ``±sqrt(Σ pi (1 − pi))`` (~1 % at 4,000);
+* ``q_u = (1 − uniform) · prior_u / Σ prior + uniform / N``: proportional to a ``prior`` (``"ap"``: Aslam &
+  Pavlu's AP-prior averaged over the runs, statAP's sampling distribution; ``"rrf"``: Σ 1/(60 + rank);
+  ``"uniform"``; or a table ``query_id, doc_id, prior``) with a share ``uniform`` of the budget spread
+  evenly, so that no pair has ``pi`` below ``uniform · budget / N`` (a floor keeps the weights 1/pi
+  bounded);
+* with automatic labels (``predictions=``) and judgments to calibrate them on (``qrels`` or an earlier
+  round), ``prior_u`` is multiplied by ``sqrt(p_u (1 − p_u))``, ``p_u`` the calibrated probability that a
+  pair with that predicted grade is relevant: pi grows where the labels are unsure (active inference,
+  Zrnic & Candès, ICML 2024: the variance of ``y − f`` is what the sample must pay for);
+* **rounds**: ``previous=`` (an earlier design) with ``judgments=`` (its judgments) starts a new round:
+  the pairs judged so far join the certainty stratum, and this round's pi is set from them. Conditional
+  on the earlier rounds the new round is an ordinary Poisson design, so estimates from the last design
+  stay unbiased and its intervals hold, however the earlier rounds chose what to judge.
+
+Why Poisson rather than a fixed-size design: the pairs are independent, so every measure's estimator
+(AP's numerator is a sum over pairs of pairs) is unbiased with ``pi_uv = pi_u pi_v`` and its variance
+has a closed form; a fixed-size design would need joint inclusion probabilities. The budget is exact in
+expectation, not in each draw.
+
+Seeded: the same inputs and seed give the same design, bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ir_incomplete.data.qrels import Qrels
+from ir_incomplete.estimation import Universe, read_design
+from ir_incomplete.judging._candidates import check_budget, check_positive_int
+
+__all__ = ["sample", "write_design", "PRIORS", "inclusion_probabilities"]
+
+#: the priors :func:`sample` knows by name
+PRIORS = ("ap", "rrf", "uniform")
+
+
+def inclusion_probabilities(q: np.ndarray, n: float) -> np.ndarray:
+    """``min(1, c · q)`` with ``c`` such that the probabilities sum to ``n`` (``q > 0``; ``n ≤ len(q)``)."""
+    q = np.asarray(q, dtype=float)
+    if n >= len(q):
+        return np.ones(len(q))
+    if n <= 0:
+        return np.zeros(len(q))
+    order = np.argsort(-q, kind="stable")
+    sq = q[order]
+    tail = np.cumsum(sq[::-1])[::-1]  # Σ_{j ≥ i} sq_j
+    # with the first m pairs capped at 1: c = (n − m) / tail[m]; take the smallest m with c·sq[m] ≤ 1
+    m = np.arange(len(q))
+    c = (n - m) / tail
+    ok = np.flatnonzero(c * sq <= 1.0)
+    first = int(ok[0]) if len(ok) else len(q)
+    pi = np.ones(len(q))
+    if first < len(q):
+        pi[order[first:]] = np.minimum(1.0, c[first] * sq[first:])
+    return pi
+
+
+def _check_share(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 <= value <= 1:
+        raise ValueError(f"{name}={value!r} is not a share in [0, 1]")
+    return float(value)
+
+
+def _prior(universe: Universe, prior: Any) -> np.ndarray:
+    if isinstance(prior, str):
+        if prior == "ap":
+            return universe.ap_prior.copy()
+        if prior == "rrf":
+            return universe.rrf.copy()
+        if prior == "uniform":
+            return np.ones(universe.n_units)
+        raise ValueError(
+            f"prior={prior!r} is not valid; choices: {', '.join(PRIORS)} or a table query_id, doc_id, prior"
+        )
+    frame = pd.DataFrame(prior)
+    for column in ("query_id", "doc_id", "prior"):
+        if column not in frame.columns:
+            raise ValueError(f"prior table has no {column!r} column; give query_id, doc_id, prior")
+    values = pd.to_numeric(frame["prior"], errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+    if len(bad):
+        raise ValueError(f"prior row {int(bad[0])}: {frame['prior'].iloc[int(bad[0])]!r} is not a number >= 0")
+    unit = universe.lookup(
+        universe.topic_codes(frame["query_id"].astype(str)), frame["doc_id"].astype(str).to_numpy(dtype=object)
+    )
+    out = np.zeros(universe.n_units)
+    out[unit[unit >= 0]] = values[unit >= 0]
+    return out
+
+
+def _uncertainty(universe: Universe, predictions: Any, known: np.ndarray, known_grade: np.ndarray) -> np.ndarray | None:
+    """``sqrt(p (1 − p))`` per unit from labels calibrated on the judged units, or ``None`` (nothing to
+    calibrate on)."""
+    from ir_incomplete.predictions import read_predictions
+
+    frame = read_predictions(predictions)
+    if "relevance" not in frame.columns:
+        raise ValueError("predictions need a relevance column (the predicted grade)")
+    grade = pd.to_numeric(frame["relevance"], errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(grade))
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(
+            f"predictions: grade {frame['relevance'].iloc[i]!r} of ({frame['query_id'].iloc[i]}, "
+            f"{frame['doc_id'].iloc[i]}) is not a number"
+        )
+    unit = universe.lookup(
+        universe.topic_codes(frame["query_id"].astype(str)), frame["doc_id"].astype(str).to_numpy(dtype=object)
+    )
+    predicted = np.full(universe.n_units, np.nan)
+    predicted[unit[unit >= 0]] = grade[unit >= 0]
+    labelled = known[np.isfinite(predicted[known])]
+    if len(labelled) == 0:
+        return None
+    rel = (known_grade[np.isfinite(predicted[known])] >= 1).astype(float)
+    classes = np.unique(predicted[labelled])
+    overall = (rel.sum() + 1.0) / (len(rel) + 2.0)
+    p = np.full(universe.n_units, overall)
+    for g in classes:
+        mask = predicted[labelled] == g
+        p[predicted == g] = (rel[mask].sum() + overall) / (mask.sum() + 1.0)
+    return np.sqrt(p * (1.0 - p))
+
+
+def sample(
+    runs: Any,
+    budget: int,
+    *,
+    depth: int = 100,
+    qrels: Any = None,
+    predictions: Any = None,
+    seed: int = 0,
+    prior: Any = "ap",
+    uniform: float = 0.1,
+    certain: int = 0,
+    previous: Any = None,
+    judgments: Any = None,
+    score_precision: str = "float32",
+) -> pd.DataFrame:
+    """Draw the pairs to judge (see the module docstring for the design).
+
+    ``budget``: the expected number of new judgments (``certain`` of them the top of a priority pool);
+    ``qrels``: judgments already made (certainty stratum, not counted); ``previous``/``judgments``: an
+    earlier round's design and its judgments (a new round). Returns ``query_id, doc_id, pi, stratum,
+    round`` for every pair to judge and every certainty pair (``stratum`` ``certain`` with ``pi = 1``, or
+    ``sampled``), sorted by query and document; ``attrs`` (and :func:`write_design`'s header) record
+    ``depth``, ``runs``, ``seed`` and every setting.
+    """
+    from ir_incomplete.judging.sampling import _check_seed
+
+    budget = check_budget(budget)
+    depth = check_positive_int(depth, "depth", " (ranks per run and query)")
+    if isinstance(certain, bool) or not isinstance(certain, (int, np.integer)) or certain < 0:
+        raise ValueError(f"certain={certain!r} is not a number of judgments >= 0")
+    if certain > budget:
+        raise ValueError(
+            f"budget={budget} is below the certainty stratum certain={certain}: the top {certain} pairs are judged "
+            f"with pi = 1 out of the budget; raise the budget or lower certain"
+        )
+    uniform = _check_share(uniform, "uniform")
+    rng = _check_seed(seed)
+    universe = Universe(runs, depth, None, score_precision)
+    n = universe.n_units
+    known_units: list[np.ndarray] = []
+    known_grades: list[np.ndarray] = []
+    round_no = 1
+    if previous is not None:
+        if judgments is None:
+            raise ValueError("previous= needs judgments= (the judgments of the earlier round's pairs)")
+        from ir_incomplete.estimation import _grades
+
+        prev = read_design(previous)
+        round_no = int(pd.to_numeric(prev.get("round", pd.Series([1])), errors="coerce").max()) + 1
+        grades = _grades(judgments, prev)
+        topic = universe.topic_codes(prev["query_id"])
+        lost = np.flatnonzero(topic < 0)
+        if len(lost):
+            i = int(lost[0])
+            raise ValueError(
+                f"the earlier design's query {prev['query_id'].iloc[i]!r} is not answered by any run given"
+            )
+        known_units.append(universe.add_units(topic, prev["doc_id"].to_numpy(dtype=object)))
+        known_grades.append(grades)
+    if qrels is not None:
+        frame = Qrels.from_any(qrels).to_frame()
+        frame = frame[frame["relevance"].to_numpy() >= 0]
+        topic = universe.topic_codes(frame["query_id"].astype(str))
+        frame, topic = frame[topic >= 0], topic[topic >= 0]
+        known_units.append(universe.add_units(topic, frame["doc_id"].astype(str).to_numpy(dtype=object)))
+        known_grades.append(frame["relevance"].to_numpy().astype(np.int64))
+    n = universe.n_units
+    known = np.concatenate(known_units) if known_units else np.zeros(0, np.int64)
+    known_grade = np.concatenate(known_grades) if known_grades else np.zeros(0, np.int64)
+    known, first = np.unique(known, return_index=True)
+    known_grade = known_grade[first]
+    pi = np.zeros(n)
+    pi[known] = 1.0
+    stratum = np.full(n, "", dtype=object)
+    stratum[known] = "certain"
+    open_units = np.flatnonzero(pi < 1.0)
+    if certain:
+        r = universe.item_rank + 1.0
+        ok = universe.item_unit >= 0
+        priority = np.bincount(universe.item_unit[ok], weights=1.0 / (1.0 + r[ok]), minlength=n)
+        top = open_units[np.lexsort((open_units, -priority[open_units]))[:certain]]
+        pi[top] = 1.0
+        stratum[top] = "certain"
+        open_units = np.flatnonzero(pi < 1.0)
+    rest = budget - certain
+    weight = _prior(universe, prior)
+    if predictions is not None:
+        h = _uncertainty(universe, predictions, known, known_grade)
+        if h is not None:
+            weight = weight * h
+    q = np.zeros(n)
+    if len(open_units):
+        w = weight[open_units]
+        total = w.sum()
+        if total > 0:
+            q_open = (1.0 - uniform) * w / total + uniform / len(w)
+        else:
+            q_open = np.full(len(w), 1.0 / len(w))
+        q[open_units] = q_open
+        pi[open_units] = inclusion_probabilities(q_open, rest)
+    draw = rng.random(n)
+    chosen = np.flatnonzero((stratum == "certain") | (draw < pi))
+    stratum[chosen[stratum[chosen] == ""]] = "sampled"
+    order = np.lexsort((universe.doc_ids[universe.unit_doc[chosen]].astype(str), universe.unit_topic[chosen]))
+    chosen = chosen[order]
+    out = universe.frame(chosen, pi=pi[chosen], stratum=stratum[chosen])
+    out["round"] = round_no
+    if previous is not None:
+        was = pd.MultiIndex.from_arrays([prev["query_id"], prev["doc_id"]])
+        old = pd.MultiIndex.from_arrays([out["query_id"], out["doc_id"]]).isin(was)
+        if "round" in prev.columns:
+            rounds = pd.Series(prev["round"].to_numpy(), index=was)
+            out.loc[old, "round"] = rounds.reindex(
+                pd.MultiIndex.from_arrays([out["query_id"][old], out["doc_id"][old]])
+            ).to_numpy()
+    out.attrs = {
+        "design": "poisson",
+        "depth": depth,
+        "seed": seed,
+        "budget": budget,
+        "certain": int(certain),
+        "prior": prior if isinstance(prior, str) else "table",
+        "uniform": uniform,
+        "round": round_no,
+        "expected_judgments": float(pi[open_units].sum()) + int(certain),
+        "universe": int(n),
+        "runs": list(universe.run_names),
+    }
+    return out
+
+
+def write_design(design: pd.DataFrame, path: Any) -> None:
+    """Write a design as a tab-separated table whose first line (``# design {json}``) records its settings
+    (depth, runs, seed, ...), as :func:`ir_incomplete.estimation.read_design` reads it back."""
+    frame = read_design(design)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("# design " + json.dumps(frame.attrs, sort_keys=True) + "\n")
+        frame.to_csv(handle, sep="\t", index=False, float_format="%.17g")

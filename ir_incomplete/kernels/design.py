@@ -1,0 +1,249 @@
+"""Design-based estimators of AP@k, nDCG@k, P@k, RBP and R from a probability sample of judgments.
+
+The setting (:func:`ir_incomplete.estimation.estimate` builds it): a *universe* of units, the
+(topic, document) pairs of the runs' top ``depth``; a sample of them judged, unit ``u`` included with a
+known probability ``π_u`` (``π_u = 1``: a certainty unit, judged whatever the draw). The target is the
+value complete judgments of the universe would give (documents outside it count as nonrelevant).
+
+**Pseudo-judgments.** With a control variate ``f_u`` (a number fixed for each unit: a predicted
+probability of relevance, a predicted gain, or 0), each unit's relevance ``y_u`` is estimated by the
+difference estimator
+
+    ŷ_u = f_u + S_u · (y_u − f_u) / π_u          (S_u = 1 when u is sampled)
+
+which is unbiased for ``y_u`` whatever ``f``; with ``f = 0`` it is the Horvitz–Thompson weight
+``S_u y_u / π_u``. Under Poisson sampling the ``ŷ_u`` are independent, with variance
+``(1 − π_u)/π_u · (y_u − f_u)²``, estimated by ``S_u (1 − π_u)(y_u − f_u)² / π_u²``.
+
+**Measures** (``y`` = relevance ≥ 1 for AP, P, RBP and R; ``g`` = the grade as gain for nDCG; ranks
+``i`` from 1; trec_eval's definitions with the universe's judgments):
+
+* ``P@k = (1/k) Σ_{i≤k} ŷ_i`` and ``RBP(p)@k = (1 − p) Σ_{i≤k} p^{i−1} ŷ_i`` (linear: unbiased);
+* ``R = Σ_{u∈U} ŷ_u`` per topic;
+* ``AP@k = N̂ / R̂`` with ``N̂ = Σ_{i≤k} (ŷ_i / i)(1 + Σ_{j<i} ŷ_j)``: statAP (Aslam, Pavlu & Yilmaz,
+  SIGIR 2006) written with pseudo-judgments; ``N̂`` is unbiased for AP's numerator under Poisson
+  sampling (``ŷ_i ŷ_j`` is unbiased for ``y_i y_j`` when ``i ≠ j`` because the units are drawn
+  independently, and ``ŷ_i`` for ``y_i² = y_i``); the ratio is a ratio estimator;
+* ``nDCG@k = DCĜ / IDCĜ`` with ``DCĜ = Σ_{i≤k} ĝ_i / log2(i + 1)`` and the ideal DCG computed from the
+  estimated number of documents of each grade ``n̂_g = Σ_{u∈U} (f_{u,g} + S_u (1[y_u = g] − f_{u,g}) / π_u)``
+  (clipped at 0) placed in grade order, a fractional count filling its last position in proportion, as
+  NIST's infNDCG estimates the ideal ranking from estimated counts.
+
+**Variance** by linearisation (Taylor): ``θ̂ ≈ θ + Σ_u (S_u − π_u) a_u e_u / π_u`` with ``a_u`` the
+derivative of the estimate with respect to ``ŷ_u`` and ``e_u = y_u − f_u``; under Poisson sampling
+``Var θ̂ ≈ Σ_u π_u (1 − π_u) (a_u e_u / π_u)²``, estimated by summing ``(1 − π_u) z_u²`` over the sampled
+units, ``z_u = a_u e_u / π_u``. :func:`influence` returns ``z`` for every run and every sampled unit
+(runs × units), so the covariance of all run means is one product ``Z diag(1 − π) Zᵀ`` and every pair of
+runs' difference comes from it.
+
+**Ratio bias.** A ratio ``N̂/D̂`` has bias ``≈ (θ Var D̂ − Cov(N̂, D̂)) / D²``, which does not shrink when
+topics are averaged while the standard error does. It is estimated from the same sample,
+``Σ_u (1 − π_u) z_u (d_u e_u / π_u) / D̂`` with ``d_u`` the derivative of the denominator, and
+subtracted (:func:`ratio_correction`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Units", "Items", "MeasureEstimate", "estimate_measure", "ideal_dcg", "MEASURE_KINDS"]
+
+#: the measure families estimated here
+MEASURE_KINDS = ("P", "RBP", "R", "AP", "nDCG")
+
+
+@dataclass
+class Units:
+    """The universe: one entry per (topic, document) unit.
+
+    ``topic`` (int, 0..T-1), ``pi`` (inclusion probability; any value > 0 for units not sampled),
+    ``sampled`` (bool), ``grade`` (the judged grade, an index into ``levels``; ignored where not sampled),
+    ``levels`` (the distinct grades, ascending, starting with 0), ``f_level`` ``[units × levels]`` (the
+    control variate: a predicted probability of each grade; rows of zeros = no control variate).
+    """
+
+    topic: np.ndarray
+    pi: np.ndarray
+    sampled: np.ndarray
+    grade: np.ndarray
+    levels: np.ndarray
+    f_level: np.ndarray
+    n_topics: int
+
+    def __post_init__(self) -> None:
+        self.n_units = len(self.topic)
+        # the judged indicator of each grade, as a units × levels matrix (0 rows for unsampled units)
+        onehot = np.zeros((self.n_units, len(self.levels)))
+        s = np.flatnonzero(self.sampled)
+        onehot[s, self.grade[s]] = 1.0
+        self.onehot = onehot
+        #: the sampled units whose draw was random (π < 1): the only ones that carry variance
+        self.random = np.flatnonzero(self.sampled & (self.pi < 1.0))
+        self.random_topic = self.topic[self.random]
+        self.w = np.zeros(self.n_units)
+        self.w[s] = 1.0 / self.pi[s]
+
+    def pseudo(self, values: np.ndarray) -> np.ndarray:
+        """``ŷ = f + S (y − f) / π`` for a per-level value vector (gain of each grade): one value per unit."""
+        f = self.f_level @ values
+        y = self.onehot @ values
+        return f + self.w * (y - f)
+
+    def error(self, values: np.ndarray) -> np.ndarray:
+        """``e_u / π_u = (y_u − f_u) / π_u`` of the random units for a per-level value vector."""
+        r = self.random
+        return (self.onehot[r] @ values - self.f_level[r] @ values) / self.pi[r]
+
+
+@dataclass
+class Items:
+    """Rankings cut at their largest needed depth: item ``j`` is unit ``unit[j]`` at 0-based ``rank[j]``
+    of ranking ``ranking[j]`` = ``run · T + topic``; items of a ranking are contiguous, in rank order."""
+
+    ranking: np.ndarray
+    rank: np.ndarray
+    unit: np.ndarray
+    n_runs: int
+    n_topics: int
+
+
+@dataclass
+class MeasureEstimate:
+    """Per run and topic: ``value`` ``[runs × topics]`` (bias-corrected for ratios), ``raw`` (without the
+    correction), and ``z`` ``[runs × random units]`` (see the module docstring)."""
+
+    value: np.ndarray
+    raw: np.ndarray
+    z: np.ndarray
+
+
+def _seg_exclusive_cumsum(x: np.ndarray, ranking: np.ndarray) -> np.ndarray:
+    """Per item, the sum of ``x`` over the earlier items of its ranking (items grouped by ranking)."""
+    c = np.cumsum(x)
+    start = np.r_[True, ranking[1:] != ranking[:-1]]
+    base = np.maximum.accumulate(np.where(start, np.arange(len(x)), 0)) if len(x) else np.zeros(0, np.int64)
+    return c - x - (c[base] - x[base])
+
+
+def _seg_total(x: np.ndarray, ranking: np.ndarray, n: int) -> np.ndarray:
+    return np.bincount(ranking, weights=x, minlength=n)
+
+
+def ideal_dcg(counts: np.ndarray, gains: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """IDCG@k and its derivative with respect to each count, per topic.
+
+    ``counts`` ``[topics × G]`` estimated numbers of documents of each positive grade, ``gains`` ``[G]``
+    their gains (any order); fractional counts fill their last position in proportion. Returns
+    ``(idcg [topics], d_idcg [topics × G])``.
+    """
+    counts = np.clip(counts, 0.0, None)
+    order = np.argsort(-gains, kind="stable")
+    g = gains[order].astype(float)
+    c = np.cumsum(counts[:, order], axis=1)  # C_l: documents of the l best grades
+    step = g - np.r_[g[1:], 0.0]  # gain_l − gain_{l+1}
+    disc = 1.0 / np.log2(np.arange(2, k + 2))
+    cum = np.r_[0.0, np.cumsum(disc)]  # D(n) for integer n = 0..k
+
+    def D(x: np.ndarray) -> np.ndarray:
+        x = np.minimum(x, k)
+        n = np.floor(x).astype(np.int64)
+        frac = x - n
+        nxt = np.where(n < k, disc[np.minimum(n, k - 1)], 0.0)
+        return cum[n] + frac * nxt
+
+    idcg = (D(c) * step).sum(axis=1)
+    n = np.floor(c).astype(np.int64)
+    slope = np.where(c < k, disc[np.minimum(n, k - 1)], 0.0) * step  # ∂IDCG/∂C_l
+    # ∂/∂n_m = Σ_{l ≥ m} ∂IDCG/∂C_l (a count feeds every cumulative count from its grade down)
+    d_sorted = np.cumsum(slope[:, ::-1], axis=1)[:, ::-1]
+    d = np.empty_like(d_sorted)
+    d[:, order] = d_sorted
+    return idcg, d
+
+
+def estimate_measure(
+    kind: str, k: int, units: Units, items: Items, rel_from: int = 1, p: float = 0.8
+) -> MeasureEstimate:
+    """Estimate one measure for every run and topic (see the module docstring for the formulas).
+
+    ``kind``: one of :data:`MEASURE_KINDS`; ``k``: the cut-off (ranks beyond it are ignored);
+    ``rel_from``: the smallest grade counted relevant by the binary measures (1, as trec_eval);
+    ``p``: RBP's persistence.
+    """
+    R, T = items.n_runs, items.n_topics
+    n_rank = R * T
+    keep = items.rank < k
+    ranking, rank, unit = items.ranking[keep], items.rank[keep], items.unit[keep]
+    levels = units.levels
+    rand = units.random
+    n_rand = len(rand)
+    col = np.full(units.n_units, -1, dtype=np.int64)
+    col[rand] = np.arange(n_rand)
+    item_col = col[unit]
+    on = item_col >= 0
+    run_of_item = ranking // T
+    z = np.zeros((R, n_rand))
+    binary = (levels >= rel_from).astype(float)
+
+    def add_items(coef: np.ndarray, err_rand: np.ndarray, scale: np.ndarray | None) -> None:
+        # z[run, unit] += coef_item · e_u/π_u · scale (scale per ranking [runs × topics], or none)
+        sc = 1.0 if scale is None else scale.reshape(-1)[ranking[on]]
+        flat = run_of_item[on] * n_rand + item_col[on]
+        z.reshape(-1)[:] += np.bincount(flat, weights=coef[on] * err_rand[item_col[on]] * sc, minlength=R * n_rand)
+
+    if kind in ("P", "RBP"):
+        yhat = units.pseudo(binary)
+        coef = np.full(len(rank), 1.0 / k) if kind == "P" else (1.0 - p) * p ** rank.astype(float)
+        value = _seg_total(coef * yhat[unit], ranking, n_rank).reshape(R, T)
+        add_items(coef, units.error(binary), None)
+        return MeasureEstimate(value, value, z)
+    if kind == "R":
+        yhat = units.pseudo(binary)
+        r_hat = np.bincount(units.topic, weights=yhat, minlength=T)
+        value = np.broadcast_to(r_hat, (R, T)).copy()
+        z[:, :] = units.error(binary)[None, :]
+        return MeasureEstimate(value, value, z)
+    if kind == "AP":
+        yhat = units.pseudo(binary)
+        e = units.error(binary)
+        x = yhat[unit]
+        m = rank + 1.0
+        before = _seg_exclusive_cumsum(x, ranking)
+        num = _seg_total(x * (1.0 + before) / m, ranking, n_rank).reshape(R, T)
+        after = _seg_total(x / m, ranking, n_rank)[ranking] - _seg_exclusive_cumsum(x / m, ranking) - x / m
+        dnum = (1.0 + before) / m + after
+        den = np.bincount(units.topic, weights=yhat, minlength=T)  # R̂ per topic
+        d_err = e  # the denominator's derivative is 1 for every unit
+    elif kind == "nDCG":
+        gains = np.where(levels > 0, levels, 0).astype(float)
+        ghat = units.pseudo(gains)
+        e = units.error(gains)
+        disc = 1.0 / np.log2(rank + 2.0)
+        num = _seg_total(disc * ghat[unit], ranking, n_rank).reshape(R, T)
+        dnum = disc
+        pos = np.flatnonzero(gains > 0)
+        counts = np.zeros((T, len(pos)))
+        for j, lev in enumerate(pos):  # a few grades
+            counts[:, j] = np.bincount(units.topic, weights=units.pseudo(np.eye(len(levels))[lev]), minlength=T)
+        den, d_idcg = ideal_dcg(counts, gains[pos], k)
+        # the denominator's error of each random unit: Σ_g ∂IDCG/∂n_g (1[y=g] − f_g) / π
+        r = rand
+        ind = units.onehot[r][:, pos] - units.f_level[r][:, pos]
+        d_err = (ind * d_idcg[units.random_topic]).sum(axis=1) / units.pi[r]
+    else:
+        raise ValueError(f"unknown measure kind {kind!r}; choices: {', '.join(MEASURE_KINDS)}")
+    safe = np.where(den > 0, den, 1.0)
+    raw = np.where(den[None, :] > 0, num / safe[None, :], 0.0)
+    # z = (∂N_u e_u/π_u − θ d_u e_u/π_u) / D
+    inv = np.where(den > 0, 1.0 / safe, 0.0)
+    add_items(dnum, e, np.broadcast_to(inv[None, :], (R, T)))
+    t_r = units.random_topic
+    z -= raw[:, t_r] * (d_err * inv[t_r])[None, :]
+    # bias of the ratio: Σ_u (1 − π_u) z_u d_u e_u/π_u / D, per topic
+    weight = (1.0 - units.pi[rand]) * d_err * inv[t_r]
+    for_topic = np.zeros((n_rand, T))
+    for_topic[np.arange(n_rand), t_r] = weight
+    correction = z @ for_topic
+    return MeasureEstimate(raw + correction, raw, z)
