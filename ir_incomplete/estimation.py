@@ -429,6 +429,7 @@ def estimate(
     per_query: bool = False,
     control: str = "auto",
     depth: int | None = None,
+    universe: str = "runs",
     min_cell: int = 20,
     score_precision: str = "float32",
 ) -> pd.DataFrame:
@@ -441,6 +442,10 @@ def estimate(
     reads), used only as a control variate; ``control``: ``auto`` (labels when given, else ``none``),
     ``none``, ``labels``, ``model``, ``labels+model`` (see the module docstring). ``interval``: the
     level of the two-sided normal interval. ``depth``: the universe's depth (default: the design's).
+    ``universe``: ``"runs"`` (the top ``depth`` of the runs the design was drawn from, all of which must
+    be given) or ``"design"`` (the design's pairs plus the top ``depth`` of the runs given: for evaluating
+    runs one at a time, as ``ir_measures`` does; only ``control="none"``, whose estimates do not depend on
+    the unsampled pairs, and identical to ``"runs"`` then).
 
     Returns ``run, measure, value, lo, hi, se, outside`` (``outside``: share of the run's top-k rows
     outside the universe), or with ``pairs=True`` ``run_a, run_b, measure, value, lo, hi, se,
@@ -461,14 +466,28 @@ def estimate(
     estimands = [parse_estimand(m, depth) for m in measure_list]
     if not len(frame):
         raise ValueError("the design has no pairs")
-    universe = Universe(
-        runs, depth, frame.attrs.get("runs"), score_precision, topics=pd.unique(frame["query_id"].to_numpy())
-    )
+    if universe not in ("runs", "design"):
+        raise ValueError(f"universe={universe!r} is not valid; choices: runs, design")
+    by_design = universe == "design"
+    if by_design and control not in ("auto", "none"):
+        raise ValueError(
+            f"control={control!r} needs the whole universe (the sum of the control variate over every unsampled "
+            f"pair): estimate all the design's runs together (universe='runs'); with universe='design' only "
+            f"control='none' is valid"
+        )
+    if by_design and predictions is not None:
+        raise ValueError(
+            "predictions= need the whole universe (the sum of the control variate over every unsampled pair): "
+            "estimate all the design's runs together (universe='runs'), not one run at a time"
+        )
+    universe_runs = None if by_design else frame.attrs.get("runs")
+    topics = pd.unique(frame["query_id"].to_numpy())
+    space = Universe(runs, depth, universe_runs, score_precision, topics=topics)
     grades = _grades(judgments, frame)
-    topic = universe.topic_codes(frame["query_id"])
-    unit = universe.lookup(topic, frame["doc_id"].to_numpy(dtype=object))
+    topic = space.topic_codes(frame["query_id"])
+    unit = space.lookup(topic, frame["doc_id"].to_numpy(dtype=object))
     pi = frame["pi"].to_numpy(dtype=float)
-    outside = np.flatnonzero((unit < 0) & (pi < 1.0))
+    outside = np.flatnonzero((unit < 0) & (pi < 1.0) & (not by_design))
     if len(outside):
         i = int(outside[0])
         raise ValueError(
@@ -477,11 +496,11 @@ def estimate(
             f"disagrees with the runs given"
         )
     if (unit < 0).any():
-        unit = universe.add_units(topic, frame["doc_id"].to_numpy(dtype=object))
+        unit = space.add_units(topic, frame["doc_id"].to_numpy(dtype=object))
     levels = np.unique(np.r_[0, grades])
-    unit_pi = np.ones(universe.n_units)
-    sampled = np.zeros(universe.n_units, dtype=bool)
-    unit_grade = np.zeros(universe.n_units, dtype=np.int64)
+    unit_pi = np.ones(space.n_units)
+    sampled = np.zeros(space.n_units, dtype=bool)
+    unit_grade = np.zeros(space.n_units, dtype=np.int64)
     unit_pi[unit] = pi
     sampled[unit] = True
     unit_grade[unit] = np.searchsorted(levels, grades)
@@ -489,42 +508,42 @@ def estimate(
         control = "labels" if predictions is not None else "none"
     if "labels" in control and predictions is None:
         raise ValueError(f"control={control!r} needs predictions=")
-    f_level = np.zeros((universe.n_units, len(levels)))
+    f_level = np.zeros((space.n_units, len(levels)))
     if control != "none":
-        predicted = _predicted(universe, predictions, levels) if predictions is not None else None
-        cells = _cells(universe, control, predicted)
+        predicted = _predicted(space, predictions, levels) if predictions is not None else None
+        cells = _cells(space, control, predicted)
         rand = np.flatnonzero(sampled & (unit_pi < 1.0))
         f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), min_cell)
         f_level[sampled & (unit_pi >= 1.0)] = 0.0  # certainty pairs are known exactly
     units = Units(
-        universe.unit_topic, unit_pi, sampled, unit_grade, levels.astype(float), f_level, len(universe.topic_ids)
+        space.unit_topic, unit_pi, sampled, unit_grade, levels.astype(float), f_level, len(space.topic_ids)
     )
-    n_runs, n_topics = len(universe.run_names), len(universe.topic_ids)
-    order = np.lexsort((universe.item_rank, universe.item_topic, universe.item_run))
-    inside = universe.item_unit[order] >= 0
+    n_runs, n_topics = len(space.run_names), len(space.topic_ids)
+    order = np.lexsort((space.item_rank, space.item_topic, space.item_run))
+    inside = space.item_unit[order] >= 0
     rows = order[inside]
     items = Items(
-        universe.item_run[rows] * n_topics + universe.item_topic[rows],
-        universe.item_rank[rows],
-        universe.item_unit[rows],
+        space.item_run[rows] * n_topics + space.item_topic[rows],
+        space.item_rank[rows],
+        space.item_unit[rows],
         n_runs,
         n_topics,
     )
     z_q = float(norm.ppf(0.5 + interval / 2.0))
-    names = universe.run_names
+    names = space.run_names
     out = []
     for est in estimands:
         result = estimate_measure(est.kind, est.k, units, items, rel_from=est.rel, p=est.p)
-        cut = universe.item_rank < est.k
-        share = np.bincount(universe.item_run[cut & (universe.item_unit < 0)], minlength=n_runs) / np.maximum(
-            np.bincount(universe.item_run[cut], minlength=n_runs), 1
+        cut = space.item_rank < est.k
+        share = np.bincount(space.item_run[cut & (space.item_unit < 0)], minlength=n_runs) / np.maximum(
+            np.bincount(space.item_run[cut], minlength=n_runs), 1
         )
         if per_query:
             out.append(
                 pd.DataFrame(
                     {
                         "run": np.repeat(names, n_topics),
-                        "query_id": np.tile(universe.topic_ids, n_runs),
+                        "query_id": np.tile(space.topic_ids, n_runs),
                         "measure": est.name,
                         "value": result.value.reshape(-1),
                     }
