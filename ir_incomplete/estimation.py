@@ -394,7 +394,13 @@ def _cells(universe: Universe, control: str, predicted: np.ndarray | None) -> np
 
 
 def _control_variate(
-    cells: np.ndarray, rand: np.ndarray, grade: np.ndarray, pi: np.ndarray, n_levels: int, min_cell: int
+    cells: np.ndarray,
+    rand: np.ndarray,
+    grade: np.ndarray,
+    pi: np.ndarray,
+    n_levels: int,
+    min_cell: int,
+    topic: np.ndarray | None = None,
 ) -> np.ndarray:
     """``f_level`` [units × levels]: the π-weighted share of each grade among the random sampled pairs of
     the unit's cell (all random pairs when the cell has fewer than ``min_cell``)."""
@@ -411,7 +417,20 @@ def _control_variate(
     for lev in range(n_levels):
         share[:, lev] = np.bincount(c, weights=w * (grade[rand] == lev), minlength=len(codes))
     share = np.where((count >= min_cell)[:, None], share / np.where(total > 0, total, 1.0)[:, None], overall[None, :])
-    return share[cell_of]
+    f = share[cell_of]
+    if topic is None:
+        return f
+    # scaled within each topic so that the π-weighted sums over the topic's random pairs agree
+    # (f_u = β_t p_c(u), β_t = Σ_S 1[y = g]/π / Σ_S p_c/π): topics differ in how many relevant
+    # documents they have, which cells pooled over topics cannot know
+    n_topics = int(topic.max(initial=-1)) + 1
+    t = topic[rand]
+    for lev in range(1, n_levels):
+        judged = np.bincount(t, weights=w * (grade[rand] == lev), minlength=n_topics)
+        predicted = np.bincount(t, weights=w * f[rand, lev], minlength=n_topics)
+        beta = np.where(predicted > 0, judged / np.where(predicted > 0, predicted, 1.0), 0.0)
+        f[:, lev] *= beta[topic]
+    return f
 
 
 # -- estimate ---------------------------------------------------------------------------------------------
@@ -513,11 +532,9 @@ def estimate(
         predicted = _predicted(space, predictions, levels) if predictions is not None else None
         cells = _cells(space, control, predicted)
         rand = np.flatnonzero(sampled & (unit_pi < 1.0))
-        f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), min_cell)
+        f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), min_cell, space.unit_topic)
         f_level[sampled & (unit_pi >= 1.0)] = 0.0  # certainty pairs are known exactly
-    units = Units(
-        space.unit_topic, unit_pi, sampled, unit_grade, levels.astype(float), f_level, len(space.topic_ids)
-    )
+    units = Units(space.unit_topic, unit_pi, sampled, unit_grade, levels.astype(float), f_level, len(space.topic_ids))
     n_runs, n_topics = len(space.run_names), len(space.topic_ids)
     order = np.lexsort((space.item_rank, space.item_topic, space.item_run))
     inside = space.item_unit[order] >= 0
@@ -574,7 +591,8 @@ def estimate(
                 )
             )
         else:
-            se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+            var = np.diag(cov) + (0.0 if result.var2 is None else result.var2 / n_topics**2)
+            se = np.sqrt(np.clip(var, 0.0, None))
             out.append(
                 pd.DataFrame(
                     {

@@ -117,6 +117,8 @@ class MeasureEstimate:
     value: np.ndarray
     raw: np.ndarray
     z: np.ndarray
+    #: second-order variance of each run's estimate summed over topics (``[runs]``; AP only, else zeros)
+    var2: np.ndarray | None = None
 
 
 def _seg_exclusive_cumsum(x: np.ndarray, ranking: np.ndarray) -> np.ndarray:
@@ -216,6 +218,11 @@ def estimate_measure(
         dnum = (1.0 + before) / m + after
         den = np.bincount(units.topic, weights=yhat, minlength=T)  # R̂ per topic
         d_err = e  # the denominator's derivative is 1 for every unit
+        # second order: Σ_{i<j} Var ŷ_i Var ŷ_j / m_j² (the product terms of N̂), estimated per ranking
+        v = np.zeros(units.n_units)
+        v[rand] = (1.0 - units.pi[rand]) * e**2
+        vi = v[unit]
+        second = _seg_total(vi / m**2 * _seg_exclusive_cumsum(vi, ranking), ranking, n_rank).reshape(R, T)
     elif kind == "nDCG":
         gains = np.where(levels > 0, levels, 0).astype(float)
         ghat = units.pseudo(gains)
@@ -246,4 +253,7 @@ def estimate_measure(
     for_topic = np.zeros((n_rand, T))
     for_topic[np.arange(n_rand), t_r] = weight
     correction = z @ for_topic
-    return MeasureEstimate(raw + correction, raw, z)
+    var2 = None
+    if kind == "AP":
+        var2 = (second * inv[None, :] ** 2).sum(axis=1)
+    return MeasureEstimate(raw + correction, raw, z, var2)
