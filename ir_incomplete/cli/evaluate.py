@@ -52,6 +52,10 @@ subcommands:
                         agreement of two judgment sets (kappa, alpha, leaderboard tau)
   ir_incomplete ppi QRELS PREDICTIONS RUN... MEASURE...
                         prediction-powered estimates and intervals (see 'ir_incomplete ppi --help')
+  ir_incomplete sample RUN... --budget N
+                        a probability sample of pairs to judge, with inclusion probabilities
+  ir_incomplete estimate QRELS DESIGN RUN... MEASURE...
+                        design-based estimates with confidence intervals from the judged sample
 """
 
 
@@ -72,7 +76,7 @@ def _evaluation_parser() -> Parser:
     parser = Parser(
         prog=PROG,
         usage=f"{PROG} [options] QRELS RUN [RUN ...] MEASURE [MEASURE ...]\n"
-        f"       {PROG} {{measures,robustness,compare,pool,agreement,judge-next,ppi}} ...",
+        f"       {PROG} {{measures,robustness,compare,pool,agreement,judge-next,ppi,sample,estimate}} ...",
         description=_DESCRIPTION,
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
