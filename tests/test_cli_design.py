@@ -1,6 +1,7 @@
 """``ir_incomplete sample`` and ``ir_incomplete estimate``: the design file is what
 :func:`ir_incomplete.judging.sample` returns (settings included), the same seed writes the same bytes,
-the printed table is :func:`ir_incomplete.estimate`'s, and bad input is one line with exit code 2."""
+the printed table is :func:`ir_incomplete.estimate`'s, and bad input is one line with exit code 2. Also
+the note that the bootstrapped measures' intervals are not error bars (``--interval``'s help, stderr)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ir_incomplete.cli import main
 from ir_incomplete.estimation import read_design
 from ir_incomplete.judging import sample
 
+ROOT = Path(__file__).resolve().parents[1]
 QUERIES = ("1", "2", "3")
 DOCS = [f"d{i}" for i in range(30)]
 
@@ -248,3 +250,42 @@ def test_help_of_both_exits_0(capsys):
         assert main([command, "--help"]) == 0
         out, err = capsys.readouterr()
         assert out.startswith(f"usage: ir_incomplete {command}") and err == ""
+
+
+# ---------------------------------------------------------------------------------------------------
+# the bootstrapped measures' intervals are not error bars
+# ---------------------------------------------------------------------------------------------------
+def _readme_coverage() -> tuple[str, ...]:
+    """The README's measured coverage of 90 % Boot intervals on TREC-COVID, as whole percents: BootNDCG@10
+    and BootAP@100 with the pool+run prior, then with prior=predicted."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+
+    def row(label: str) -> list[str]:
+        line = next(line for line in readme.splitlines() if line.startswith(f"| {label} |"))
+        return [cell.strip() for cell in line.strip("|").split("|")][1:]
+
+    pool_run, predicted = row("`BootNDCG@10` / `BootAP@100` (pool+run)"), row("the same with `prior=predicted`")
+    return tuple(f"{round(float(r[i]) * 100)}%" for r in (pool_run, predicted) for i in (3, 8))
+
+
+def test_interval_help_says_what_the_bootstrap_intervals_are(capsys):
+    assert main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    ndcg, ap, ndcg_predicted, ap_predicted = _readme_coverage()
+    assert (ndcg, ap, ndcg_predicted, ap_predicted) == ("12%", "0%", "27%", "16%")
+    assert "not error bars for the value on complete judgments" in text
+    assert f"contained the complete-judgment value for {ndcg} / {ap} of the runs with the pool+run prior" in text
+    assert f"({ndcg_predicted} / {ap_predicted} with prior=predicted)" in text
+    assert "'ir_incomplete sample' and 'ir_incomplete estimate'" in text
+
+
+def test_boot_intervals_come_with_the_note_on_stderr(files, capsys):
+    run = str(Path(files["runs"]) / "run0")
+    assert main([files["some"], run, "BootNDCG(b=20)@10", "P@5", "--interval", "0.9"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 2 and not out.startswith("#")  # stdout stays the table
+    assert err.count("\n") == 1 and err.startswith("ir_incomplete: note: the intervals of bootstrapped measures")
+    assert "for 12% / 0% of the runs" in err
+    for argv in ([files["some"], run, "P@5", "--interval", "0.9"], [files["some"], run, "BootNDCG(b=20)@10"]):
+        assert main(argv) == 0
+        assert capsys.readouterr().err == ""
