@@ -8,6 +8,15 @@
 
 The measure definition (formula, priors, conventions, random numbers) is
 :class:`ir_incomplete.measures.ndcg.BootstrappedNDCG`.
+
+**What the intervals are.** A bootstrap interval (``interval=``, the ``pNN`` columns, ``--interval``)
+is the spread of the replicates: how much the value moves *if the prior's model of the unjudged
+documents is right*. It is not an error bar for the value that complete judgments would give: on
+TREC-COVID round 1 (README, "Automatic labels on TREC-COVID, measured") 90 % intervals of
+``BootNDCG@10`` / ``BootAP@100`` contained the complete-judgment value for 12 % / 0 % of the runs with
+the pool+run prior, and for 27 % / 16 % with ``prior=predicted``. For error bars that hold, judge a
+probability sample and estimate from it: :func:`ir_incomplete.judging.sample` and
+:func:`ir_incomplete.estimate` (``ir_incomplete sample`` / ``ir_incomplete estimate``; docs/intervals.rst).
 """
 
 from __future__ import annotations
@@ -220,6 +229,8 @@ def bootstrap_ndcg(
         ``p95``; linear interpolation), as ``interval=`` of :func:`ir_incomplete.evaluate`; or, as its
         alias, any ``percentiles`` (0–100). Neither: ``p5`` and ``p95``. Both: they must agree
         (``ValueError`` otherwise). ``alpha`` here is the calibration's smoothing, not an error level.
+        The interval is the replicates' spread under the prior, not an error bar for the
+        complete-judgment value (see the module docstring: 12 % / 0 % coverage on TREC-COVID).
     negative, score_precision
         As in :func:`ir_incomplete.evaluate`.
     keep_replicates
@@ -276,6 +287,11 @@ def bootstrap_measure(
     ``prior=predicted`` needs (:mod:`ir_incomplete.predictions`). The summary has ``mode``, ``mean``,
     ``median``, the ``pNN`` columns, and ``naive_lower``/``naive_upper`` (``BootNDCG``) or ``plain`` (the
     measure on the human judgments alone; the other bootstrapped measures).
+
+    The ``pNN`` columns are the replicates' spread under the measure's prior, not an error bar for the
+    complete-judgment value (see the module docstring: on TREC-COVID round 1, 90 % intervals of
+    ``BootNDCG@10`` / ``BootAP@100`` covered it for 12 % / 0 % of the runs); for error bars use
+    :func:`ir_incomplete.judging.sample` and :func:`ir_incomplete.estimate`.
     """
     from ir_incomplete.data.runs import as_run_mapping
     from ir_incomplete.grammar import parse
@@ -456,6 +472,10 @@ def add_bootstrap_intervals(
     ``interval`` (e.g. ``0.9``, as in :func:`ir_incomplete.evaluate`) chooses the two percentile columns
     (``p5``/``p95`` for 0.9, ``p2.5``/``p97.5`` for 0.95); ``percentiles`` is its alias for any
     percentiles (0–100); neither: ``p5``/``p95``; both: they must agree (``ValueError`` otherwise).
+    These columns are the spread of the replicates under the measure's prior, not an error bar for the
+    complete-judgment value (module docstring: 12 % / 0 % coverage of 90 % intervals of ``BootNDCG@10`` /
+    ``BootAP@100`` on TREC-COVID round 1); for error bars use :func:`ir_incomplete.judging.sample` and
+    :func:`ir_incomplete.estimate`.
 
     Memory does not grow with b beyond one system's ``M_1 .. M_b`` (aggregate tables). A table without
     any ``BootNDCG`` column (aggregate) or ``measure`` value (per query) is a ``ValueError`` that lists

@@ -43,6 +43,8 @@ Subcommands::
     ir_incomplete agreement A B [--runs DIR]           agreement of two judgment sets
     ir_incomplete judge-next ...                       the (query, document) pairs to judge next
     ir_incomplete ppi QRELS PREDICTIONS RUN... MEASURE...  prediction-powered estimates and intervals
+    ir_incomplete sample RUN... --budget N             a probability sample of pairs to judge (a design)
+    ir_incomplete estimate QRELS DESIGN RUN... MEASURE...  design-based estimates and intervals
 
 With ``-o jsonl`` every value must be a finite number (JSON has no NaN or infinity): a value that is
 not is an error (exit 2) naming it, never ``NaN`` in the output; ``-o tsv`` prints it as ``nan``.
@@ -77,6 +79,8 @@ __all__ = [
     "agreement_main",
     "judge_next_main",
     "ppi_main",
+    "sample_main",
+    "estimate_main",
     "SUBCOMMANDS",
     "split_measure_args",
     "measure_error_message",
@@ -135,6 +139,20 @@ def ppi_main(argv: Sequence[str]) -> int:
     return ppi_cli_main(list(argv))
 
 
+def sample_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.cli.design.sample_main(argv)``."""
+    from ir_incomplete.cli.design import sample_main as main
+
+    return main(list(argv))
+
+
+def estimate_main(argv: Sequence[str]) -> int:
+    """Hand over to ``ir_incomplete.cli.design.estimate_main(argv)``."""
+    from ir_incomplete.cli.design import estimate_main as main
+
+    return main(list(argv))
+
+
 SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "measures": measures_main,
     "robustness": robustness_main,
@@ -143,6 +161,8 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "agreement": agreement_main,
     "judge-next": judge_next_main,
     "ppi": ppi_main,
+    "sample": sample_main,
+    "estimate": estimate_main,
 }
 
 

@@ -1,0 +1,443 @@
+"""``ir_incomplete sample`` and ``ir_incomplete estimate``: design-based estimates from the command line.
+
+Draw a probability sample of (query, document) pairs to judge, each with its inclusion probability
+(:func:`ir_incomplete.judging.sample`), then estimate every run's mean, or every pair's difference, with
+an interval from their judgments (:func:`ir_incomplete.estimate`)::
+
+    ir_incomplete sample runs/ --budget 4000 --depth 100 --seed 0 -o design.tsv
+    ir_incomplete estimate judged.qrels design.tsv runs/ AP@100 nDCG@10 --interval 0.9
+    ir_incomplete estimate judged.qrels design.tsv runs/ -m AP@100 --pairs
+
+``sample RUN... --budget N``: runs as files or directories (``--runs`` also takes them, as in ``pool``);
+the design goes to stdout, or to ``-o FILE``. It is the file :func:`ir_incomplete.judging.write_design`
+writes: a first line ``# design {json}`` that records the depth, the seed, the runs and every setting
+(:func:`ir_incomplete.estimation.read_design` reads them back into ``attrs``), a second comment line with
+the program, its version and the arguments (the input file names; ``-o`` left out, so the same command
+gives the same bytes wherever it writes), then the tab-separated table ``query_id, doc_id, pi, stratum,
+round``. Judge every pair of it.
+
+``estimate QRELS DESIGN RUN... MEASURE...``: as the evaluation command, the leading arguments after the
+design that name existing files or directories are runs and the rest measures (``AP@k``, ``nDCG@k``,
+``P@k``, ``RBP(p=..)@k``, ``R``); with ``-m MEASURE`` (repeatable) every argument after the design is a
+run. The output is a tab-separated table with a header line, the columns of
+:func:`ir_incomplete.estimate`: ``run, measure, value, lo, hi, se, outside``; with ``--pairs`` ``run_a,
+run_b, measure, value, lo, hi, se, significant``; with ``--per-query`` ``run, query_id, measure,
+value``. Numbers are printed in full (Python's shortest repr, which reads back to the same float) unless
+``-p PLACES``; ``pandas.read_csv(path, sep="\\t")`` reads the table.
+
+Exit codes: 0 success; 2 usage and data errors (one line on stderr, e.g. an unreadable design, a design
+pair without a judgment, ``pi`` outside (0, 1], a budget below ``--certain``); 1 output not written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import tempfile
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from ir_incomplete.cli.common import (
+    EXIT_DATA,
+    EXIT_OUTPUT,
+    PROG,
+    CliError,
+    Parser,
+    check_input_file,
+    collect_runs,
+    leading_paths,
+    one_line,
+    read_input,
+    report_error,
+    run_command,
+    split_measure_args,
+    version,
+    write_lines,
+)
+
+__all__ = ["sample_main", "estimate_main", "PRIORS", "CONTROLS"]
+
+#: the priors ``--prior`` takes (those of :func:`ir_incomplete.judging.sample` given by name)
+PRIORS = ("ap", "rrf", "uniform")
+#: the control variates ``--control`` takes (those of :func:`ir_incomplete.estimate`)
+CONTROLS = ("auto", "none", "labels", "model", "labels+model")
+
+
+def _runs(paths: Sequence[str]) -> dict[str, Any]:
+    """``{name: run}`` of run files and directories, each read (its errors one line, exit 2)."""
+    from ir_incomplete.data import read_trec_run
+
+    for path in paths:
+        if not os.path.exists(path):
+            raise CliError(f"run file or directory {path!r} does not exist")
+    files = collect_runs(paths)
+    if not files:
+        raise CliError("no run files given")
+    return {name: read_input(read_trec_run, path, "run") for name, path in files.items()}
+
+
+def _qrels(path: str, option: str) -> Any:
+    from ir_incomplete.data import read_trec_qrels
+
+    check_input_file(path, option)
+    return read_input(read_trec_qrels, path, "qrels")
+
+
+def _predictions(path: str) -> Any:
+    from ir_incomplete.predictions import read_predictions
+
+    check_input_file(path, "predictions")
+    return read_input(read_predictions, path, "predictions")
+
+
+def _design(path: str, what: str = "design") -> Any:
+    from ir_incomplete.estimation import read_design
+
+    check_input_file(path, what)
+    return read_input(read_design, path, "design")
+
+
+def _warnings(caught: list, command: str) -> None:
+    for message in dict.fromkeys(one_line(w.message) for w in caught):  # each once, in order
+        sys.stderr.write(f"{PROG} {command}: warning: {message}\n")
+
+
+# ---------------------------------------------------------------------------------------------------
+# ir_incomplete sample
+# ---------------------------------------------------------------------------------------------------
+def _sample_parser() -> Parser:
+    p = Parser(
+        prog=f"{PROG} sample",
+        usage=f"{PROG} sample RUN [RUN ...] --budget N [options] [-o FILE]",
+        description="Draw a probability sample of the (query, document) pairs of the runs' top --depth to "
+        "judge, each with its inclusion probability pi (Poisson sampling; ir_incomplete.judging.sample). "
+        "Writes the design (a '# design {json}' line recording depth, seed, runs and every setting, then "
+        "query_id, doc_id, pi, stratum, round) to stdout or -o FILE; judge every pair of it and give it to "
+        "'ir_incomplete estimate'.",
+        epilog="Exit codes: 0 success; 2 usage or data error (one line on stderr); 1 output not written.",
+    )
+    p.add_argument("runs", nargs="*", metavar="RUN", help="run files and/or directories of run files")
+    p.add_argument(
+        "--runs", dest="more_runs", nargs="+", default=[], metavar="RUN", help="more runs (as in 'pool --runs')"
+    )
+    p.add_argument("--budget", type=int, required=True, help="expected number of new judgments (>= 1)")
+    p.add_argument("--depth", type=int, default=100, help="the universe: every run's top DEPTH (default 100)")
+    p.add_argument(
+        "--qrels", default=None, metavar="FILE", help="judgments already made: judged with pi = 1, not counted"
+    )
+    p.add_argument(
+        "--predictions",
+        default=None,
+        metavar="FILE",
+        help="automatic labels: pi grows where they are unsure (calibrated on --qrels or --judgments)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="the random seed (default 0); the same seed, the same file")
+    p.add_argument(
+        "--prior",
+        default="ap",
+        choices=PRIORS,
+        help="pi proportional to: ap (Aslam & Pavlu's AP-prior, default), rrf (sum of 1/(60 + rank)) or uniform",
+    )
+    p.add_argument(
+        "--uniform",
+        type=float,
+        default=0.1,
+        metavar="SHARE",
+        help="share of the budget spread evenly over the universe, in [0, 1] (default 0.1)",
+    )
+    p.add_argument(
+        "--certain",
+        type=int,
+        default=0,
+        metavar="N",
+        help="judge the top N pairs of a priority pool with pi = 1, out of the budget (default 0)",
+    )
+    p.add_argument("--previous", default=None, metavar="DESIGN", help="an earlier round's design: start a new round")
+    p.add_argument("--judgments", default=None, metavar="QRELS", help="with --previous: the judgments of its pairs")
+    p.add_argument(
+        "--score-precision",
+        dest="score_precision",
+        default="float32",
+        choices=("float32", "float64"),
+        help="precision in which run scores are compared when ranking (default float32, as trec_eval)",
+    )
+    p.add_argument("--output", "-o", default=None, metavar="FILE", help="write the design here instead of stdout")
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    return p
+
+
+def _provenance(argv: Sequence[str]) -> str:
+    """The second comment line of a design file: program, version and the arguments, without ``-o``."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in ("-o", "--output"):
+            skip = True
+            continue
+        if arg.startswith("--output=") or (arg.startswith("-o") and arg != "-o"):
+            continue
+        kept.append(arg)
+    return f"# {PROG} {version()} sample " + " ".join(shlex.quote(a) for a in kept)
+
+
+def _design_text(design: Any, argv: Sequence[str]) -> str:
+    """The design as :func:`ir_incomplete.judging.write_design` writes it, with the provenance line after
+    its first (settings) line."""
+    from ir_incomplete.judging import write_design
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "design.tsv")
+        write_design(design, path)
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline()
+            rest = handle.read()
+    return first + _provenance(argv) + "\n" + rest
+
+
+def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
+    from ir_incomplete.judging import sample
+
+    paths = [*args.runs, *args.more_runs]
+    if not paths:
+        raise CliError("no runs given: give run files or directories (ir_incomplete sample runs/ --budget N)")
+    if args.budget < 1:
+        raise CliError(f"--budget {args.budget} is not valid; expected a number of judgments >= 1")
+    if args.depth < 1:
+        raise CliError(f"--depth {args.depth} is not valid; expected a number of ranks >= 1")
+    if args.seed < 0:
+        raise CliError(f"--seed {args.seed} is not valid; expected an integer >= 0")
+    if args.certain < 0:
+        raise CliError(f"--certain {args.certain} is not valid; expected a number of judgments >= 0")
+    if args.certain > args.budget:
+        raise CliError(
+            f"--budget {args.budget} is below --certain {args.certain}: the top {args.certain} pairs are judged "
+            f"with pi = 1 out of the budget; raise --budget or lower --certain"
+        )
+    if not 0.0 <= args.uniform <= 1.0:
+        raise CliError(f"--uniform {args.uniform} is not a share in [0, 1] (e.g. 0.1)")
+    if (args.previous is None) != (args.judgments is None):
+        raise CliError(
+            "--previous DESIGN and --judgments QRELS go together: a new round needs the earlier design and the "
+            "judgments of its pairs"
+        )
+    runs = _runs(paths)
+    qrels = None if args.qrels is None else _qrels(args.qrels, "qrels")
+    predictions = None if args.predictions is None else _predictions(args.predictions)
+    previous = None if args.previous is None else _design(args.previous, "--previous design")
+    judgments = None if args.judgments is None else _qrels(args.judgments, "judgments")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            design = sample(
+                runs,
+                args.budget,
+                depth=args.depth,
+                qrels=qrels,
+                predictions=predictions,
+                seed=args.seed,
+                prior=args.prior,
+                uniform=args.uniform,
+                certain=args.certain,
+                previous=previous,
+                judgments=judgments,
+                score_precision=args.score_precision,
+            )
+        except (ValueError, TypeError) as exc:
+            raise CliError(one_line(exc), EXIT_DATA) from None
+    _warnings(caught, "sample")
+    return _design_text(design, argv)
+
+
+def sample_main(argv: Sequence[str]) -> int:
+    """``ir_incomplete sample RUN... --budget N [...] [-o FILE]``; returns the exit code."""
+    from ir_incomplete.cli.common import INPUT_ERRORS, Exit, as_cli_error
+
+    argv = list(argv)
+    try:
+        args = _sample_parser().parse_intermixed_args(argv)
+        text = _sample(args, argv)
+    except Exit as done:  # --help, --version: printed, nothing else to do
+        return done.status
+    except CliError as error:
+        return report_error(error)
+    except INPUT_ERRORS as exc:
+        return report_error(as_cli_error(exc))
+    if args.output is None:
+        return write_lines([text[:-1]] if text.endswith("\n") else [text])
+    try:
+        with open(args.output, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        return report_error(CliError(f"cannot write {args.output!r}: {one_line(exc)}", EXIT_OUTPUT))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# ir_incomplete estimate
+# ---------------------------------------------------------------------------------------------------
+def _estimate_parser() -> Parser:
+    p = Parser(
+        prog=f"{PROG} estimate",
+        usage=f"{PROG} estimate [options] QRELS DESIGN RUN [RUN ...] MEASURE [MEASURE ...]\n"
+        f"       {PROG} estimate [options] QRELS DESIGN RUN [RUN ...] -m MEASURE [-m MEASURE ...]",
+        description="Design-based estimates (ir_incomplete.estimate): every run's mean over the design's "
+        "topics, or with --pairs every pair's difference, with a confidence interval for the value that "
+        "judging the whole universe (the runs' top depth) would give. QRELS: the judgments of every pair of "
+        "DESIGN (written by 'ir_incomplete sample'). Measures: AP@k, nDCG@k, P@k, RBP(p=..)@k, R.",
+        epilog="Output: a tab-separated table with a header line: run, measure, value, lo, hi, se, outside; "
+        "with --pairs run_a, run_b, measure, value, lo, hi, se, significant (value = a - b); with --per-query "
+        "run, query_id, measure, value. Exit codes: 0 success; 2 usage or data error; 1 output not written.",
+    )
+    p.add_argument("qrels", metavar="QRELS", help="judgments of the design's pairs (TREC qrels; .gz allowed)")
+    p.add_argument("design", metavar="DESIGN", help="the design file of 'ir_incomplete sample'")
+    p.add_argument(
+        "items",
+        nargs="+",
+        metavar="RUN... MEASURE",
+        help="run files or directories of run files, then measure strings (or give measures with -m)",
+    )
+    p.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        action="append",
+        default=None,
+        metavar="MEASURE",
+        help="a measure (repeatable); then every argument after DESIGN is a run",
+    )
+    p.add_argument(
+        "--predictions",
+        default=None,
+        metavar="FILE",
+        help="automatic labels, used only as a control variate (a qrels file, a table with a header, or parquet)",
+    )
+    p.add_argument(
+        "--control",
+        default="auto",
+        choices=CONTROLS,
+        help="control variate: auto (labels with --predictions, else none; default), none (Horvitz-Thompson), "
+        "labels, model (cells of the runs' fusion score), labels+model",
+    )
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=0.9,
+        metavar="LEVEL",
+        help="level of the two-sided normal confidence interval (default 0.9): for the value on the whole "
+        "universe's judgments, from the sampling design",
+    )
+    p.add_argument("--pairs", action="store_true", help="every pair of runs' difference (a - b) instead of run means")
+    p.add_argument("--per-query", dest="per_query", action="store_true", help="per-query estimates (no intervals)")
+    p.add_argument("--depth", type=int, default=None, help="the universe's depth (default: the design's)")
+    p.add_argument(
+        "--universe",
+        default="runs",
+        choices=("runs", "design"),
+        help="runs: the top depth of the runs the design was drawn from, all given (default); design: the "
+        "design's pairs, for runs given one at a time (only --control none)",
+    )
+    p.add_argument(
+        "--min-cell",
+        dest="min_cell",
+        type=int,
+        default=20,
+        help="control variates: a cell with fewer random pairs uses all of them (default 20)",
+    )
+    p.add_argument(
+        "-p",
+        "--places",
+        type=int,
+        default=-1,
+        help="decimal places (default -1: every digit, so that the numbers read back exactly)",
+    )
+    p.add_argument(
+        "--score-precision",
+        dest="score_precision",
+        default="float32",
+        choices=("float32", "float64"),
+        help="precision in which run scores are compared when ranking (default float32, as trec_eval)",
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    return p
+
+
+def _table_lines(table: Any, places: int) -> list[str]:
+    """The table as tab-separated lines, a header line first; floats in full (``repr``) or to ``places``."""
+    import numpy as np
+
+    columns = list(table.columns)
+    spec = "" if places == -1 else f".{places}f"
+    cells: list[list[str]] = []
+    for column in columns:
+        values = table[column]
+        if values.dtype.kind == "f":
+            cells.append([format(float(v), spec) for v in values.to_numpy(dtype=float)])
+        elif values.dtype.kind == "b":
+            cells.append(["True" if v else "False" for v in values.to_numpy(dtype=np.bool_)])
+        else:
+            cells.append([str(v) for v in values.tolist()])
+    return ["\t".join(columns)] + ["\t".join(row) for row in zip(*cells, strict=True)]
+
+
+def _estimate(args: argparse.Namespace) -> list[str]:
+    from ir_incomplete.estimation import estimate
+
+    if args.places < -1:
+        raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
+    if not 0.0 < args.interval < 1.0:
+        raise CliError(f"--interval must be strictly between 0 and 1, e.g. 0.9 (got {args.interval})")
+    if args.pairs and args.per_query:
+        raise CliError("--pairs and --per-query exclude each other: give one of them")
+    if args.depth is not None and args.depth < 1:
+        raise CliError(f"--depth {args.depth} is not valid; expected a number of ranks >= 1")
+    if args.min_cell < 1:
+        raise CliError(f"--min-cell {args.min_cell} is not valid; expected a number of pairs >= 1")
+    items = list(args.items)
+    if args.measures is not None:
+        paths, measures = items, split_measure_args(args.measures)
+    else:
+        paths = leading_paths(items)
+        if not paths:
+            raise CliError(f"run file {items[0]!r} does not exist (give QRELS DESIGN RUN [RUN ...] MEASURE ...)")
+        measures = split_measure_args(items[len(paths) :])
+        if not measures:
+            raise CliError("no measures given after the runs (e.g. AP@100 nDCG@10, or -m AP@100)")
+    if not measures:
+        raise CliError("no measures given (e.g. -m AP@100 -m nDCG@10)")
+    judgments = _qrels(args.qrels, "qrels")
+    design = _design(args.design)
+    runs = _runs(paths)
+    predictions = None if args.predictions is None else _predictions(args.predictions)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            table = estimate(
+                runs,
+                judgments,
+                design,
+                measures,
+                predictions=predictions,
+                interval=args.interval,
+                pairs=args.pairs,
+                per_query=args.per_query,
+                control=args.control,
+                depth=args.depth,
+                universe=args.universe,
+                min_cell=args.min_cell,
+                score_precision=args.score_precision,
+            )
+        except (ValueError, TypeError) as exc:
+            raise CliError(one_line(exc), EXIT_DATA) from None
+    _warnings(caught, "estimate")
+    return _table_lines(table, args.places)
+
+
+def estimate_main(argv: Sequence[str]) -> int:
+    """``ir_incomplete estimate QRELS DESIGN RUN... MEASURE...``; returns the exit code."""
+    return run_command(_estimate_parser(), _estimate, argv)
