@@ -444,7 +444,7 @@ def estimate(
     *,
     predictions: Any = None,
     interval: float = 0.9,
-    pairs: bool = False,
+    pairs: bool | str = False,
     per_query: bool = False,
     control: str = "auto",
     depth: int | None = None,
@@ -458,7 +458,8 @@ def estimate(
     design pair (more are ignored); ``design``: the DataFrame or file of :func:`ir_incomplete.judging.sample`
     (``query_id, doc_id, pi``); ``measures``: ``AP@k``, ``nDCG@k``, ``P@k``, ``RBP(p=..)@k``, ``R``.
     ``predictions``: automatic labels (any form :func:`ir_incomplete.predictions.read_predictions`
-    reads), used only as a control variate; ``control``: ``auto`` (labels when given, else ``none``),
+    reads), used only as a control variate; ``control``: ``auto`` (``labels+model`` with predictions, else
+    ``model``; ``none`` with ``universe="design"``),
     ``none``, ``labels``, ``model``, ``labels+model`` (see the module docstring). ``interval``: the
     level of the two-sided normal interval. ``depth``: the universe's depth (default: the design's).
     ``universe``: ``"runs"`` (the top ``depth`` of the runs the design was drawn from, all of which must
@@ -485,6 +486,10 @@ def estimate(
     estimands = [parse_estimand(m, depth) for m in measure_list]
     if not len(frame):
         raise ValueError("the design has no pairs")
+    if pairs not in (True, False, "both"):
+        raise ValueError(f"pairs={pairs!r} is not valid; choices: False (run means), True (every pair's difference)")
+    if pairs is True and per_query:
+        raise ValueError("pairs=True and per_query=True cannot be combined: pair intervals are of run means")
     if universe not in ("runs", "design"):
         raise ValueError(f"universe={universe!r} is not valid; choices: runs, design")
     by_design = universe == "design"
@@ -524,7 +529,7 @@ def estimate(
     sampled[unit] = True
     unit_grade[unit] = np.searchsorted(levels, grades)
     if control == "auto":
-        control = "labels" if predictions is not None else "none"
+        control = "none" if by_design else "labels+model" if predictions is not None else "model"
     if "labels" in control and predictions is None:
         raise ValueError(f"control={control!r} needs predictions=")
     f_level = np.zeros((space.n_units, len(levels)))
@@ -569,8 +574,12 @@ def estimate(
             continue
         value = result.value.mean(axis=1)
         zw = result.z * np.sqrt(1.0 - units.pi[units.random])[None, :]
-        cov = (zw @ zw.T) / (n_topics**2)
-        if pairs:
+        cov = zw @ zw.T
+        if result.second is not None:
+            m2 = result.second
+            cov = cov + (m2 @ m2.T).toarray()  # type: ignore[attr-defined]
+        cov /= n_topics**2
+        if pairs:  # True, or "both" (run means, then pairs: one pass for callers that want both tables)
             a, b = np.triu_indices(n_runs, k=1)
             diff = value[a] - value[b]
             var = np.clip(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 0.0, None)
@@ -590,9 +599,8 @@ def estimate(
                     }
                 )
             )
-        else:
-            var = np.diag(cov) + (0.0 if result.var2 is None else result.var2 / n_topics**2)
-            se = np.sqrt(np.clip(var, 0.0, None))
+        if pairs != True:  # noqa: E712 (pairs is True, False or "both")
+            se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
             out.append(
                 pd.DataFrame(
                     {
@@ -614,6 +622,14 @@ def estimate(
                     f"nonrelevant, so their {est.name} estimates another quantity (column 'outside')",
                     stacklevel=2,
                 )
+    attrs = {"interval": interval, "control": control, "depth": depth, "topics": n_topics}
+    if pairs == "both" and not per_query:
+        tables = []
+        for kind in ("run", "run_a"):
+            frame = pd.concat([o for o in out if kind in o.columns], ignore_index=True)
+            frame.attrs = dict(attrs)
+            tables.append(frame)
+        return tables
     result_frame = pd.concat(out, ignore_index=True)
-    result_frame.attrs = {"interval": interval, "control": control, "depth": depth, "topics": n_topics}
+    result_frame.attrs = attrs
     return result_frame

@@ -117,8 +117,9 @@ class MeasureEstimate:
     value: np.ndarray
     raw: np.ndarray
     z: np.ndarray
-    #: second-order variance of each run's estimate summed over topics (``[runs]``; AP only, else zeros)
-    var2: np.ndarray | None = None
+    #: AP only: ``[runs × unit pairs]`` (scipy sparse) whose Gram matrix is the second-order covariance of
+    #: the runs' estimates summed over topics (the product terms of AP's numerator), else ``None``
+    second: object | None = None
 
 
 def _seg_exclusive_cumsum(x: np.ndarray, ranking: np.ndarray) -> np.ndarray:
@@ -218,11 +219,8 @@ def estimate_measure(
         dnum = (1.0 + before) / m + after
         den = np.bincount(units.topic, weights=yhat, minlength=T)  # R̂ per topic
         d_err = e  # the denominator's derivative is 1 for every unit
-        # second order: Σ_{i<j} Var ŷ_i Var ŷ_j / m_j² (the product terms of N̂), estimated per ranking
         v = np.zeros(units.n_units)
         v[rand] = (1.0 - units.pi[rand]) * e**2
-        vi = v[unit]
-        second = _seg_total(vi / m**2 * _seg_exclusive_cumsum(vi, ranking), ranking, n_rank).reshape(R, T)
     elif kind == "nDCG":
         gains = np.where(levels > 0, levels, 0).astype(float)
         ghat = units.pseudo(gains)
@@ -253,7 +251,41 @@ def estimate_measure(
     for_topic = np.zeros((n_rand, T))
     for_topic[np.arange(n_rand), t_r] = weight
     correction = z @ for_topic
-    var2 = None
-    if kind == "AP":
-        var2 = (second * inv[None, :] ** 2).sum(axis=1)
-    return MeasureEstimate(raw + correction, raw, z, var2)
+    second = _product_terms(v, ranking, rank, unit, R, T, inv, units.n_units) if kind == "AP" else None
+    return MeasureEstimate(raw + correction, raw, z, second)
+
+
+def _product_terms(
+    v: np.ndarray,
+    ranking: np.ndarray,
+    rank: np.ndarray,
+    unit: np.ndarray,
+    R: int,
+    T: int,
+    inv: np.ndarray,
+    n_units: int,
+):
+    """The second-order part of AP's variance: its numerator's products ``ŷ_i ŷ_j / m_j`` (``i`` ranked
+    before ``j``, ``m_j`` the later rank) vary by ``Var ŷ_i Var ŷ_j / m_j²`` beyond the linear terms
+    (the deviations of independent units are uncorrelated with their products). Returns the sparse
+    ``[runs × unit pairs]`` matrix ``M`` with ``M[s, (i, j)] = sqrt(v_i v_j) / (m_j R̂_t)``: ``M Mᵀ`` is
+    the covariance of every pair of runs' sums over topics, ``v`` being ``(1 − π)(y − f)²/π²``."""
+    from scipy import sparse
+
+    keep = v[unit] > 0
+    rk, rnk, un = ranking[keep], rank[keep], unit[keep]
+    n = len(rk)
+    if n < 2:
+        return sparse.csr_matrix((R, 0))
+    start = np.r_[True, rk[1:] != rk[:-1]]
+    first = np.maximum.accumulate(np.where(start, np.arange(n), 0))
+    count = np.arange(n) - first  # earlier items of the same ranking
+    later = np.repeat(np.arange(n), count)
+    offset = np.arange(len(later)) - np.repeat(np.cumsum(count) - count, count)
+    earlier = first[later] + offset
+    ui, uj = un[earlier], un[later]
+    key = np.minimum(ui, uj) * n_units + np.maximum(ui, uj)
+    cols, col = np.unique(key, return_inverse=True)
+    topic = rk[later] % T
+    data = np.sqrt(v[ui] * v[uj]) / (rnk[later] + 1.0) * inv[topic]
+    return sparse.csr_matrix((data, (rk[later] // T, col.reshape(-1))), shape=(R, len(cols)))
