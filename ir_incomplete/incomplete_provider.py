@@ -177,7 +177,7 @@ class IncompleteEvaluator(ir_measures.providers.Evaluator):
         measures = list(measures)
         pairs = [(m, as_incomplete(m)) for m in measures]
         self._pairs = [(m, ours) for m, ours in pairs if not is_design_based(ours)]
-        self._design = [(m, ours) for m, ours in pairs if is_design_based(ours)]
+        self._design = [(m, ours) for m, ours in pairs if isinstance(ours, DesignMeasure)]
         self.qrels = qrels
         self.score_precision = score_precision
         super().__init__(measures, list(qrels.topic_ids))
