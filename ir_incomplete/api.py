@@ -100,7 +100,10 @@ def evaluate(
         DataFrame (``query_id/doc_id/relevance`` or ``qid/docno/label``), dict of dicts, iterable of
         ``Qrel``, TREC qrels path, or a :class:`ir_incomplete.data.Qrels`.
     measures
-        Measure objects and/or strings (``"infAP(c=1.5)@10"``). The built-in ``AP``, ``nDCG``, ``P``,
+        Measure objects and/or strings (``"infAP(c=1.5)@10"``). Design-based measures
+        (``"StatAP(design='design.tsv')@100"``) are estimated by :func:`ir_incomplete.estimate` from
+        the design they name, ``qrels`` as its judgments, all runs at once (they need every run the
+        design was drawn from; ``topics="run"`` is refused for them). The built-in ``AP``, ``nDCG``, ``P``,
         ``R``, ``RR``, ``Rprec``, ``Judged``, ``NumRet`` and ``NumRel`` (``"nDCG@10"``, …) are computed
         natively, equal to pytrec_eval (:mod:`ir_incomplete.measures.reference`); measures that
         ``ir_incomplete`` does not compute (e.g. ``"ERR@10"``) go to ``ir_measures``, run by run.
@@ -136,8 +139,10 @@ def evaluate(
         ``topics="qrels"`` an unanswered query counts with every replicate 0). Each interval is extended
         to its row's value where the value lies outside it, so ``lo <= value <= hi`` always holds: the
         value is the ``stat`` of each query's replicates (mean of these over the queries), which need not
-        lie between those percentiles (:func:`ir_incomplete.bootstrap.value_interval`). NaN for other
-        measures.
+        lie between those percentiles (:func:`ir_incomplete.bootstrap.value_interval`). The design-based
+        measures (``StatAP``, …) get the design-based interval of each run mean that
+        :func:`ir_incomplete.estimate` gives (every run estimated together), aggregated rows only (per
+        query NaN). NaN for other measures.
     progress
         A ``tqdm`` progress bar on stderr, counting the (run, query, measure) scores computed (the
         bootstrapped measures move it as they go): ``None`` (default) shows it when stderr is a terminal
