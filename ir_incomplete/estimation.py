@@ -515,7 +515,9 @@ def estimate(
         rand = np.flatnonzero(sampled & (unit_pi < 1.0))
         f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), min_cell)
         f_level[sampled & (unit_pi >= 1.0)] = 0.0  # certainty pairs are known exactly
-    units = Units(space.unit_topic, unit_pi, sampled, unit_grade, levels.astype(float), f_level, len(space.topic_ids))
+    units = Units(
+        space.unit_topic, unit_pi, sampled, unit_grade, levels.astype(float), f_level, len(space.topic_ids)
+    )
     n_runs, n_topics = len(space.run_names), len(space.topic_ids)
     order = np.lexsort((space.item_rank, space.item_topic, space.item_run))
     inside = space.item_unit[order] >= 0
