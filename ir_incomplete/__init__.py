@@ -66,6 +66,19 @@ from ir_incomplete.measures.bootstrap import (  # noqa: E402
     Q,
     QMeasure,
 )
+from ir_incomplete.measures.design_based import (  # noqa: E402
+    DesignAP,
+    DesignMeasure,
+    DesignNDCG,
+    DesignP,
+    DesignR,
+    DesignRBP,
+    StatAP,
+    StatNDCG,
+    StatP,
+    StatR,
+    StatRBP,
+)
 from ir_incomplete.measures.sampled import (  # noqa: E402
     APUpper,
     APUpperBound,
@@ -162,4 +175,15 @@ __all__ = [
     "PUpper",
     "APUpperBound",
     "APUpper",
+    "DesignMeasure",
+    "DesignAP",
+    "StatAP",
+    "DesignNDCG",
+    "StatNDCG",
+    "DesignP",
+    "StatP",
+    "DesignRBP",
+    "StatRBP",
+    "DesignR",
+    "StatR",
 ]

@@ -34,7 +34,7 @@ else:
     from ir_incomplete._lazy import pandas as pd
 from ir_incomplete.data import PreparedRuns, Qrels, _prepare, _run_columns, read_trec_run, run_columns
 from ir_incomplete.data.columns import _single_run
-from ir_incomplete.incomplete_provider import as_incomplete, computable
+from ir_incomplete.incomplete_provider import as_incomplete, computable, design_estimates, is_design_based
 
 __all__ = ["evaluate", "as_measures", "as_run_mapping", "extra_columns", "TOPIC_SETS"]
 
@@ -100,7 +100,10 @@ def evaluate(
         DataFrame (``query_id/doc_id/relevance`` or ``qid/docno/label``), dict of dicts, iterable of
         ``Qrel``, TREC qrels path, or a :class:`ir_incomplete.data.Qrels`.
     measures
-        Measure objects and/or strings (``"infAP(c=1.5)@10"``). The built-in ``AP``, ``nDCG``, ``P``,
+        Measure objects and/or strings (``"infAP(c=1.5)@10"``). Design-based measures
+        (``"StatAP(design='design.tsv')@100"``) are estimated by :func:`ir_incomplete.estimate` from
+        the design they name, ``qrels`` as its judgments, all runs at once (they need every run the
+        design was drawn from; ``topics="run"`` is refused for them). The built-in ``AP``, ``nDCG``, ``P``,
         ``R``, ``RR``, ``Rprec``, ``Judged``, ``NumRet`` and ``NumRel`` (``"nDCG@10"``, …) are computed
         natively, equal to pytrec_eval (:mod:`ir_incomplete.measures.reference`); measures that
         ``ir_incomplete`` does not compute (e.g. ``"ERR@10"``) go to ``ir_measures``, run by run.
@@ -136,11 +139,13 @@ def evaluate(
         ``topics="qrels"`` an unanswered query counts with every replicate 0). Each interval is extended
         to its row's value where the value lies outside it, so ``lo <= value <= hi`` always holds: the
         value is the ``stat`` of each query's replicates (mean of these over the queries), which need not
-        lie between those percentiles (:func:`ir_incomplete.bootstrap.value_interval`). NaN for other
-        measures. It is the spread of the replicates under the prior, not an error bar for the
-        complete-judgment value (90 % intervals of ``BootNDCG@10`` / ``BootAP@100`` contained it for 12 % /
-        0 % of the TREC-COVID round-1 runs; see :mod:`ir_incomplete.bootstrap`); for error bars use
-        :func:`ir_incomplete.estimate` on a sample of :func:`ir_incomplete.judging.sample`.
+        lie between those percentiles (:func:`ir_incomplete.bootstrap.value_interval`). That is the spread
+        of the replicates under the prior, not an error bar for the complete-judgment value (90 %
+        intervals of ``BootNDCG@10`` / ``BootAP@100`` contained it for 12 % / 0 % of the TREC-COVID
+        round-1 runs; see :mod:`ir_incomplete.bootstrap`). The design-based measures (``StatAP``, …) get
+        the design-based interval of each run mean that :func:`ir_incomplete.estimate` gives (every run
+        estimated together), aggregated rows only (per query NaN): error bars for the value complete
+        judgments of the design's universe would give. NaN for other measures.
     progress
         A ``tqdm`` progress bar on stderr, counting the (run, query, measure) scores computed (the
         bootstrapped measures move it as they go): ``None`` (default) shows it when stderr is a terminal
@@ -249,13 +254,21 @@ def _scores_and_intervals(
     # per-run sums of each replicate over the queries
     n_runs, n_topics = len(names), judged.n_topics
     boot = [interval is not None and is_bootstrapped(impl) for _, impl in ours]
+    stat = [is_design_based(impl) for _, impl in ours]  # estimated over all runs at once, after the chunks
+    if any(stat) and topics == "run":
+        first = next(m for (m, _), s in zip(ours, stat, strict=True) if s)
+        raise ValueError(
+            f"{first!r}: topics='run' is not valid for a design-based measure: its estimate (and interval) is "
+            f"of the mean over the design's queries, a query the run does not answer counting 0; use "
+            f"topics='qrels'"
+        )
     lows = [np.zeros((n_runs, n_topics)) for _ in ours]
     highs = [np.zeros((n_runs, n_topics)) for _ in ours]
     sums = [np.zeros((n_runs, impl.get("b") if b else 0)) for b, (_, impl) in zip(boot, ours, strict=True)]
     answered = np.zeros((n_runs, n_topics), dtype=bool)  # (run, query) pairs the runs answer
     others = [m for m in measures if not computable(m)]
     _progress.set_total(n_runs * n_topics * (len(ours) + len(others)))  # (run, query, measure) scores
-    if ours and others and run_map is not None:  # both paths read every run: read files once
+    if ours and (others or any(stat)) and run_map is not None:  # read every run twice: read files once
         run_map = {
             name: _single_run(read_trec_run(run), run) if isinstance(run, (str, os.PathLike)) else run
             for name, run in run_map.items()
@@ -279,7 +292,9 @@ def _scores_and_intervals(
             answered[cells] = True
             for i, ((_, impl), grid) in enumerate(zip(ours, grids, strict=True)):
                 done = _progress.completed() + ranked.n_rows  # bootstrapped measures advance as they go
-                if boot[i] and interval is not None:
+                if stat[i]:
+                    pass
+                elif boot[i] and interval is not None:
                     values, lo, hi, run_sums = replicate_intervals(impl, ranked, judged, pred, interval)
                     lows[i][cells], highs[i][cells] = lo, hi
                     sums[i][first : first + len(run_sums)] += run_sums
@@ -294,6 +309,15 @@ def _scores_and_intervals(
                     grid["value"][cells] = impl.compute(ranked, judged)
                 _progress.advance(done - _progress.completed())
             del ranked
+        design_bounds = _design_values(
+            [impl for (_, impl), s in zip(ours, stat, strict=True) if s],
+            [grid for grid, s in zip(grids, stat, strict=True) if s],
+            prepared if prepared is not None else run_map,
+            names,
+            judged,
+            interval,
+            score_precision,
+        )
         run_col = np.repeat(np.array(names, dtype=object), n_topics)
         qid_col = np.tile(judged.topic_ids, n_runs)
         for i, ((measure, _), grid) in enumerate(zip(ours, grids, strict=True)):
@@ -301,6 +325,8 @@ def _scores_and_intervals(
             frame = pd.DataFrame({**columns, **{name: values.ravel() for name, values in grid.items()}})
             if boot[i]:
                 frame["lo"], frame["hi"] = lows[i].ravel(), highs[i].ravel()
+            elif stat[i] and interval is not None:  # design-based intervals are of run means only
+                frame["lo"], frame["hi"] = np.nan, np.nan
             frames.append(frame)
     if run_map is None and prepared is not None and (others or (topics == "run" and not ours)):
         run_map = prepared.frames()  # the converted runs as frames, for ir_measures and answered pairs
@@ -336,7 +362,7 @@ def _scores_and_intervals(
             if name not in result.columns:
                 result[name] = np.nan
     result = result[["run", "query_id", "measure", "value", *extras]]  # pd.concat may reorder them
-    bounds: dict[tuple[str, str], tuple[float, float]] = {}
+    bounds: dict[tuple[str, str], tuple[float, float]] = dict(design_bounds) if ours else {}
     if interval is not None:
         q_lo, q_hi = interval_percentiles(interval)
         for i, (measure, _) in enumerate(ours):
@@ -353,6 +379,40 @@ def _scores_and_intervals(
                     float(_percentile(means, q_hi)),
                 )
     return result, bounds
+
+
+def _design_values(
+    impls: list[Any],
+    grids: list[dict[str, np.ndarray]],
+    runs: Any,
+    names: list[str],
+    judged: Qrels,
+    interval: float | None,
+    score_precision: str,
+) -> dict[tuple[str, str], tuple[float, float]]:
+    """Fill the value grids (runs × qrels queries) of the design-based measures ``impls`` with
+    :func:`ir_incomplete.estimate`'s per-query estimates, every run at once (``universe="runs"``); with
+    ``interval``, return ``{(run, measure): (lo, hi)}``, estimate()'s interval of each run mean."""
+    if not impls:
+        return {}
+    tables = design_estimates(impls, runs, judged, universe="runs", per_query=True, score_precision=score_precision)
+    run_index = {name: i for i, name in enumerate(names)}
+    for impl, grid in zip(impls, grids, strict=True):
+        table = tables[repr(impl)]
+        rows = table["run"].map(run_index).to_numpy(dtype=np.int64)
+        cols = judged.topic_index.get_indexer(table["query_id"])
+        if (cols < 0).any():  # a design query without judgments in the qrels (estimate() needs them all)
+            missing = table["query_id"].to_numpy()[cols < 0][0]
+            raise ValueError(f"{impl!r}: the design's query {str(missing)!r} has no judgments in the qrels")
+        grid["value"][rows, cols] = table["value"].to_numpy(dtype=np.float64)
+    if interval is None:
+        return {}
+    means = design_estimates(impls, runs, judged, universe="runs", interval=interval, score_precision=score_precision)
+    return {
+        (str(run), name): (float(lo), float(hi))
+        for name, table in means.items()
+        for run, lo, hi in zip(table["run"], table["lo"], table["hi"], strict=True)
+    }
 
 
 def _percentile(values: np.ndarray, q: float) -> float:

@@ -10,19 +10,32 @@ Plain ``infAP`` stays with pytrec_eval there, but ``ir_measures.providers.regist
 computes it too when asked directly (that is how parity with pytrec_eval is proven). The same holds for
 the reference measures of :mod:`ir_incomplete.measures.reference` (``AP``, ``nDCG@k``, ``P@k``, …): never
 claimed in the pipeline, computed when asked directly and by :func:`ir_incomplete.evaluate`.
+
+The design-based measures (``StatAP``, …; :mod:`ir_incomplete.measures.design_based`) are estimated by
+:func:`ir_incomplete.estimate` over whole runs (:func:`design_estimates`): here one run at a time, from the
+design alone (``universe="design"``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import ir_measures
+import numpy as np
 from ir_measures import Metric
 
 from ir_incomplete.data import Qrels, prepare_runs
-from ir_incomplete.measures import ALL_MEASURES, REFERENCE_MEASURES, IncompleteMeasure
+from ir_incomplete.measures import ALL_MEASURES, REFERENCE_MEASURES, DesignMeasure, IncompleteMeasure
 
-__all__ = ["IncompleteProvider", "IncompleteEvaluator", "as_incomplete", "computable"]
+__all__ = [
+    "IncompleteProvider",
+    "IncompleteEvaluator",
+    "as_incomplete",
+    "computable",
+    "is_design_based",
+    "design_estimates",
+]
 
 _BY_NAME: dict[str, type[IncompleteMeasure]] = {}
 
@@ -65,12 +78,106 @@ def computable(measure) -> bool:
     return True
 
 
+def is_design_based(measure) -> bool:
+    """True for the design-based measures (``StatAP``, …), which :func:`design_estimates` computes."""
+    return isinstance(measure, DesignMeasure)
+
+
+def _read_measure_design(measure: DesignMeasure):
+    """The design file ``measure`` names, read and checked; a ``ValueError`` naming the measure and the
+    file when it cannot be read."""
+    from ir_incomplete.estimation import read_design
+
+    path = measure.get("design")
+    try:
+        return read_design(path)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ValueError(f"{measure!r}: cannot read the design file {path!r}: {reason}") from None
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{measure!r}: design file {path!r}: {exc}") from None
+
+
+def _check_topics(measure: DesignMeasure, frame, qrels: Qrels) -> None:
+    """The qrels' queries must be the design's: every evaluation reports (and averages over) the
+    queries of the qrels, and an estimate covers the design's queries only."""
+    design_topics = set(frame["query_id"].tolist())
+    outside = [q for q in qrels.topic_ids.tolist() if str(q) not in design_topics]
+    if outside:
+        raise ValueError(
+            f"{measure!r}: the qrels judge {len(outside)} queries the design {measure.get('design')!r} does not "
+            f"sample (e.g. {str(outside[0])!r}); a design-based estimate covers the design's "
+            f"{len(design_topics)} queries only: give the judgments of those queries"
+        )
+
+
+def design_estimates(
+    measures: Iterable[DesignMeasure],
+    runs: Any,
+    qrels: Qrels,
+    *,
+    universe: str,
+    per_query: bool = False,
+    pairs: bool = False,
+    interval: float = 0.9,
+    score_precision: str = "float32",
+) -> dict[str, Any]:
+    """``{repr(measure): its rows of ir_incomplete.estimate(...)}`` for design-based measures: one call of
+    :func:`ir_incomplete.estimate` per design, predictions and control, with ``qrels`` as the judgments
+    and the measures' :meth:`~ir_incomplete.measures.design_based.DesignMeasure.estimand` strings (the
+    ``measure`` column holds ``repr(measure)``). ``universe``: ``"runs"`` (every run of the design is in
+    ``runs``: all control variates) or ``"design"`` (one run at a time, control none only). A problem
+    (no design file, a pair without a judgment, predictions with ``universe="design"``) is a
+    ``ValueError`` that names the measure."""
+    from ir_incomplete.estimation import estimate
+
+    groups: dict[tuple, list[DesignMeasure]] = {}
+    for measure in measures:
+        key = (measure.get("design"), measure.get("predictions"), measure.control())
+        groups.setdefault(key, []).append(measure)
+    out: dict[str, Any] = {}
+    for (_, predictions, control), members in groups.items():
+        first = members[0]
+        frame = _read_measure_design(first)
+        _check_topics(first, frame, qrels)
+        names = {m.estimand(): repr(m) for m in members}
+        try:
+            table = estimate(
+                runs,
+                qrels,
+                frame,
+                list(names),
+                predictions=predictions,
+                control=control,
+                universe=universe,
+                per_query=per_query,
+                pairs=pairs,
+                interval=interval,
+                score_precision=score_precision,
+            )
+        except (ValueError, OSError) as exc:
+            label = first if len(members) == 1 else ", ".join(repr(m) for m in members)
+            message = str(exc)
+            if universe == "design" and ("universe='runs'" in message or "whole universe" in message):
+                message += (
+                    "; ir_measures and pt.Experiment give one run at a time: use ir_incomplete.evaluate or the "
+                    "ir_incomplete command with every run of the design"
+                )
+            raise ValueError(f"{label}: {message}") from None
+        table["measure"] = table["measure"].map(names)
+        for name in names.values():
+            out[name] = table[table["measure"].to_numpy() == name].reset_index(drop=True)
+    return out
+
+
 class IncompleteEvaluator(ir_measures.providers.Evaluator):
     """Evaluates runs against qrels that were converted once."""
 
     def __init__(self, measures: Iterable, qrels: Qrels, score_precision: str = "float32"):
         measures = list(measures)
-        self._pairs = [(m, as_incomplete(m)) for m in measures]
+        pairs = [(m, as_incomplete(m)) for m in measures]
+        self._pairs = [(m, ours) for m, ours in pairs if not is_design_based(ours)]
+        self._design = [(m, ours) for m, ours in pairs if isinstance(ours, DesignMeasure)]
         self.qrels = qrels
         self.score_precision = score_precision
         super().__init__(measures, list(qrels.topic_ids))
@@ -79,6 +186,24 @@ class IncompleteEvaluator(ir_measures.providers.Evaluator):
         prepared = prepare_runs({"run": run}, self.score_precision, topics=self.qrels.topic_index)
         for ranked in prepared.rank_blocks(self.qrels):  # one block unless lengths differ wildly
             yield from self._block_metrics(ranked)
+        if self._design:
+            yield from self._design_metrics(prepared)
+
+    def _design_metrics(self, prepared) -> Iterator[Metric]:
+        """Design-based measures of the one run: Horvitz–Thompson from the design alone."""
+        tables = design_estimates(
+            [ours for _, ours in self._design],
+            prepared,
+            self.qrels,
+            universe="design",
+            per_query=True,
+            score_precision=self.score_precision,
+        )
+        for measure, ours in self._design:
+            table = tables[repr(ours)]
+            values = table["value"].to_numpy(dtype=np.float64).tolist()
+            for qid, value in zip(table["query_id"].tolist(), values, strict=True):
+                yield Metric(query_id=qid, measure=measure, value=value)
 
     def _block_metrics(self, ranked) -> Iterator[Metric]:
         topics = self.qrels.topic_ids[ranked.topic_of_row]

@@ -312,6 +312,21 @@ def compare(
     (value_a − value_b), ``ci_low``, ``ci_high``, ``ci_level``, ``effect_size`` (of run_a − run_b),
     ``p_value``, ``p_adjusted``, ``significant`` and ``topics``.
 
+    Design-based measures (``StatAP``, ``StatNDCG``, ``StatP``, ``StatRBP``, ``StatR``;
+    :mod:`ir_incomplete.measures.design_based`): there the topics are fixed and the error comes from
+    judging a sample of documents, so their comparisons do not use ``test`` but
+    ``ir_incomplete.estimate(runs, qrels, design, ..., pairs=True)`` over every run: ``difference`` is
+    the difference of the estimated means (estimate()'s ``value``, to rounding); ``ci_low``/``ci_high``
+    are estimate()'s ``lo``/``hi`` at ``interval=ci_level`` (the design-based interval of the
+    difference, signs flipped where a run is compared with an earlier one); ``p_value`` is the
+    two-sided normal p of ``value / se`` (1 when both are 0) and ``p_adjusted`` that p after
+    ``correction``; ``significant`` is estimate()'s: that interval excludes 0 (with no correction or
+    Bonferroni's the same as ``p_adjusted < alpha``; with Holm's the Bonferroni intervals, so it can be
+    False where ``p_adjusted < alpha``; with ``fdr_bh`` the level ``1 − R·alpha/m``); ``effect_size``
+    stays Cohen's d_z of the per-topic estimates; ``value``, ``value_a``, ``value_b`` are the
+    estimated means. ``table.attrs["design_measures"]`` lists them (:func:`format_report` says so in
+    its notes). ``topics="run"`` is refused for them.
+
     Two runs with the same score on every compared topic get p = 1 (scipy's t and Wilcoxon tests give
     NaN there, 0/0). ``table.attrs`` records ``test, correction, alpha, B, seed`` (None for the t and
     Wilcoxon tests), ``baseline, runs, measures, topics, comparisons`` (the family size), which
@@ -346,6 +361,8 @@ def compare(
     if baseline is not None:
         baseline = _baseline_name(baseline, names)
 
+    design = _design_measures(measures)
+    judged = _judged(qrels, negative) if design else None
     per_query = evaluate(
         runs,
         qrels,
@@ -376,6 +393,10 @@ def compare(
         ci_low, ci_high, effect = _difference_intervals(values[i] - values[j], level)
         if name in summed:  # the difference of sums over the topics: n times the mean difference
             ci_low, ci_high = ci_low * n_topics, ci_high * n_topics
+        if name in design:  # sampled documents, fixed topics: the design-based intervals of estimate()
+            p, adjusted, significant, level, ci_low, ci_high = _design_differences(
+                design[name], runs, judged, score_precision, names, i, j, alpha, correction
+            )
         if baseline is None:
             frames.append(
                 pd.DataFrame(
@@ -445,7 +466,64 @@ def compare(
             "comparisons": n - 1 if baseline is not None else n * (n - 1) // 2,
         }
     )
+    if design:
+        table.attrs["design_measures"] = list(design)
     return table
+
+
+def _design_measures(measures) -> dict[str, Any]:
+    """``{repr(measure): our measure}`` of the design-based measures among ``measures`` (``StatAP``, …)."""
+    from ir_incomplete.incomplete_provider import as_incomplete, computable, is_design_based
+
+    out = {}
+    for measure in measures:
+        if computable(measure):
+            ours = as_incomplete(measure)
+            if is_design_based(ours):
+                out[repr(measure)] = ours
+    return out
+
+
+def _judged(qrels, negative: str):
+    from ir_incomplete.data import Qrels
+
+    return Qrels.from_any(qrels, negative=negative)
+
+
+def _design_differences(measure, runs, judged, score_precision: str, names: list[str], i, j, alpha, correction):
+    """``(p, p_adjusted, significant, level, low, high)`` of the comparisons ``names[i] − names[j]`` of a
+    design-based measure, from ``ir_incomplete.estimate(..., pairs=True)`` over every run: p two-sided
+    normal from value / se, adjusted by ``correction``; ``significant``, ``low`` and ``high`` are
+    estimate()'s (its interval at the level :func:`ci_level` gives excludes 0)."""
+    from scipy.stats import norm
+
+    from ir_incomplete.incomplete_provider import design_estimates
+
+    def at(level: float):
+        table = design_estimates(
+            [measure], runs, judged, universe="runs", pairs=True, interval=level, score_precision=score_precision
+        )[repr(measure)]
+        row = {(a, b): k for k, (a, b) in enumerate(zip(table["run_a"], table["run_b"], strict=True))}
+        a, b = np.asarray(names, dtype=object)[i], np.asarray(names, dtype=object)[j]
+        forward = np.array([row.get((x, y), -1) for x, y in zip(a, b, strict=True)], dtype=np.int64)
+        backward = np.array([row.get((y, x), -1) for x, y in zip(a, b, strict=True)], dtype=np.int64)
+        flip = forward < 0  # estimate() gives each unordered pair once: b − a is −(a − b)
+        rows = np.where(flip, backward, forward)
+        value, se = table["value"].to_numpy(np.float64)[rows], table["se"].to_numpy(np.float64)[rows]
+        lo, hi = table["lo"].to_numpy(np.float64)[rows], table["hi"].to_numpy(np.float64)[rows]
+        low, high = np.where(flip, -hi, lo), np.where(flip, -lo, hi)
+        return np.where(flip, -value, value), se, low, high, table["significant"].to_numpy(bool)[rows]
+
+    m = len(i)
+    first = ci_level(alpha, correction, m)
+    value, se, low, high, significant = at(first)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(se > 0, 2.0 * norm.sf(np.abs(value) / se), np.where(value == 0, 1.0, 0.0))
+    adjusted = adjust_p_values(p, correction)
+    level = ci_level(alpha, correction, m, int((adjusted < alpha).sum()))
+    if level != first:  # fdr_bh: the level depends on the comparisons rejected
+        value, se, low, high, significant = at(level)
+    return p, adjusted, significant, level, low, high
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -575,6 +653,13 @@ def _note(table: pd.DataFrame, mode: str, baseline: str, latex: bool) -> str:
             else f"<sup>{kind}</sup>: significantly higher than the run of that {kind[:-1]}"
         )
     detail = f" ({level}; {how})" if how else f" ({level})"
+    design = attrs.get("design_measures")
+    if design:  # their marks come from the design-based intervals of the differences
+        names = ", ".join(_latex_escape(m) if latex else _markdown_escape(m) for m in design)
+        detail += (
+            f"; for {names}: the design-based interval of the difference at the level of the intervals "
+            "excludes 0 (ir_incomplete.estimate)"
+        )
     return f"{what}{detail}; bold: the highest value per measure; {topic_text}."
 
 
@@ -645,8 +730,15 @@ def _difference_note(table: pd.DataFrame, levels: list[float], latex: bool) -> s
     elif correction == "fdr_bh":
         why = ", the false-coverage-rate level 1 − R·alpha/m of Benjamini & Yekutieli"
     dz = "$d_z$" if latex else "d_z"
+    design = table.attrs.get("design_measures")
+    interval = "paired t confidence interval"
+    if design:
+        escape = _latex_escape if latex else _markdown_escape
+        interval += (
+            f" (for {', '.join(escape(m) for m in design)}: the design-based interval of ir_incomplete.estimate)"
+        )
     return (
-        f"Difference of the means with its {level} paired t confidence interval{why}; "
+        f"Difference of the means with its {level} {interval}{why}; "
         f"{dz}: Cohen's effect size, the mean per-topic difference divided by the standard deviation of the "
         "per-topic differences."
     )

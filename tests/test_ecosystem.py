@@ -283,7 +283,7 @@ def test_every_measure_has_its_signature(measure):
     # binding the signature's defaults and calling gives the same measure back
     bound = {n: p.default for n, p in sig.parameters.items() if p.default is not inspect.Parameter.empty}
     required = [n for n, p in sig.parameters.items() if p.default is inspect.Parameter.empty]
-    example = {"g": (0.1, 0.9), "cutoff": 10, "rec": 0.5}  # values for the required parameters
+    example = {"g": (0.1, 0.9), "cutoff": 10, "rec": 0.5, "design": "design.tsv"}  # values for the required parameters
     assert set(required) <= set(example)
     assert measure(**bound, **{n: example[n] for n in required}) == measure(**{n: example[n] for n in required})
     sig.bind(**bound, **{n: example[n] for n in required})

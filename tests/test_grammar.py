@@ -623,14 +623,22 @@ def param_strategy(name, spec, at_param):
 
 def measure_params_strategy(measure):
     """Random valid keyword arguments of ``measure``: required parameters always, the others sometimes.
-    A predictions file is only valid with ``prior=predicted``, which is then set."""
+    A predictions file is only valid with ``prior=predicted`` (in the measures that have a prior), which is
+    then set; a control variate of labels (design-based measures) needs a predictions file, which is then
+    named."""
     required, optional = {}, {}
     for name, spec in measure.SUPPORTED_PARAMS.items():
         strategy = param_strategy(name, spec, measure.AT_PARAM)
         (required if getattr(spec, "required", False) else optional)[name] = strategy
-    return st.fixed_dictionaries(required, optional=optional).map(
-        lambda params: {**params, "prior": "predicted"} if params.get("predictions") is not None else params
-    )
+
+    def consistent(params):
+        if params.get("predictions") is not None and "prior" in measure.SUPPORTED_PARAMS:
+            params = {**params, "prior": "predicted"}
+        if "labels" in str(params.get("control")) and params.get("predictions") is None:
+            params = {**params, "predictions": "labels.tsv"}
+        return params
+
+    return st.fixed_dictionaries(required, optional=optional).map(consistent)
 
 
 @given(data=st.data())

@@ -35,6 +35,19 @@ from ir_incomplete.measures.bootstrap import (
     Q,
     QMeasure,
 )
+from ir_incomplete.measures.design_based import (
+    DesignAP,
+    DesignMeasure,
+    DesignNDCG,
+    DesignP,
+    DesignR,
+    DesignRBP,
+    StatAP,
+    StatNDCG,
+    StatP,
+    StatR,
+    StatRBP,
+)
 from ir_incomplete.measures.graded_ap import GAP, ExpectedGradedAP, ExtendedGradedAP, GradedAP, eGAP, xGAP
 from ir_incomplete.measures.ndcg import BootNDCG, BootstrappedNDCG, NaiveUpperNDCG, NDCGUpper
 from ir_incomplete.measures.reference import REFERENCE_MEASURES
@@ -43,6 +56,7 @@ from ir_incomplete.measures.sampled import APUpper, PUpper, RBPResidual, infNDCG
 ALL_MEASURES = [infAP, indAP, subAP, Bpref, Bpref10, RankEff, GAP, xGAP, eGAP, BootNDCG, NDCGUpper]
 ALL_MEASURES += [xinfAP, infNDCG, iP, iPrec, RBPResidual, PUpper, APUpper]
 ALL_MEASURES += [Q, BootAP, BootP, BootRBP, BootQ]
+ALL_MEASURES += [StatAP, StatNDCG, StatP, StatRBP, StatR]
 
 __all__ = [
     "IncompleteMeasure",
@@ -91,4 +105,15 @@ __all__ = [
     "BootP",
     "BootRBP",
     "BootQ",
+    "DesignMeasure",
+    "DesignAP",
+    "DesignNDCG",
+    "DesignP",
+    "DesignRBP",
+    "DesignR",
+    "StatAP",
+    "StatNDCG",
+    "StatP",
+    "StatRBP",
+    "StatR",
 ]
