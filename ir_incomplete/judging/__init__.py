@@ -7,6 +7,8 @@
   sampled qrels that ``xinfAP``, ``infNDCG`` and ``iP`` read;
 * designs (:mod:`~ir_incomplete.judging.designs`): :func:`sample` draws a probability sample of pairs to
   judge, each with its inclusion probability, for the design-based :func:`ir_incomplete.estimate`;
+  :func:`strategy_prior` turns any judging strategy into the design's prior
+  (:mod:`~ir_incomplete.judging.priors`);
 * simulation (:mod:`~ir_incomplete.judging.simulation`): :func:`simulate` replays any strategy against an
   oracle qrels (judgments spent → τ, τ_AP, RMSE), :func:`plot_simulation` draws the curves;
 * agreement (:mod:`~ir_incomplete.judging.judge_agreement`): :func:`agreement` of two judgment sets (Cohen's κ,
@@ -34,6 +36,7 @@ from ir_incomplete.judging.pools import (
     read_pool,
     write_pool,
 )
+from ir_incomplete.judging.priors import strategy_prior
 from ir_incomplete.judging.sampling import stratified_sample, to_prels
 from ir_incomplete.judging.simulation import plot_simulation, simulate
 from ir_incomplete.judging.strategy import Strategy
@@ -42,6 +45,7 @@ __all__ = [
     "Candidates",
     "sample",
     "write_design",
+    "strategy_prior",
     "Strategy",
     "POOL_METHODS",
     "ADAPTIVE_METHODS",
