@@ -124,7 +124,7 @@ def _checked_grades(result: Any, pairs: pd.DataFrame) -> np.ndarray:
     if len(bad):
         i = int(bad[0])
         raise ValueError(
-            f"the judge's grade {values[i]!r} for ({pairs['query_id'].iloc[i]}, {pairs['doc_id'].iloc[i]}) is not "
+            f"the judge's grade {values[i]} for ({pairs['query_id'].iloc[i]}, {pairs['doc_id'].iloc[i]}) is not "
             f"an integer >= 0"
         )
     return numbers.astype(np.int64)
