@@ -3,34 +3,36 @@
 A :class:`~ir_incomplete.judging.strategy.Strategy` *picks* the pairs to judge; :func:`strategy_prior`
 turns the same knowledge into weights, so that :func:`ir_incomplete.judging.sample` can *set*
 inclusion probabilities from it (``pi ∝ prior``, with the sample's uniform floor) and the design-based
-:func:`ir_incomplete.estimate` stays unbiased whatever the strategy believes. The prior of each method:
+:func:`ir_incomplete.estimate` stays unbiased whatever the strategy believes. The prior of each method,
+for an unjudged candidate pair ``d`` of topic ``q``:
 
-=======================================  =================================================================
-strategy                                 prior of an unjudged candidate pair (0 for judged pairs)
-=======================================  =================================================================
-``depth`` (:class:`DepthPool`)            ``1 / best rank`` (1-based) of any contributing run; 0 below
-                                         the pool's ``depth``
-``budget`` (:class:`BudgetPool`)          ``1 / place`` in its topic's round-robin order; 0 beyond the
-                                         pool's ``budget``
-``rrf`` / ``rbp`` (:class:`RRFPool`,      the fused score ``Σ_runs w(rank)`` (``1/(k + rank)``,
-:class:`RBPPool`)                        ``(1 − p) p^(rank − 1)``); 0 beyond the pool's ``budget``
-``movetofront`` (:class:`MoveToFront`)    ``Σ_s w_sq / r'_s(d)``: every run retrieving the pair votes with
-                                         its arm's weight ``1 / (1 + not relevant)`` over the 1-based
-                                         place ``r'`` of the pair among the run's unjudged documents
-``bandit`` (:class:`MaxMeanBandit`)       the same with the arm's posterior mean ``(1 + r) / (2 + r + n)``
-``judge_next`` (:class:`JudgeNext`)       its criterion: the expected change of the measure differences
-                                         between runs, ``p(d) · W(d) /`` normaliser (:mod:`.mtc`)
-any other Strategy                       ``1 / place`` of the pair in its topic, in the order one
-                                         ``next_batch`` asking for every candidate hands the pairs out
-=======================================  =================================================================
+* ``depth`` (:class:`~ir_incomplete.judging.DepthPool`): ``1 / best rank`` (1-based) of any
+  contributing run; 0 below the pool's ``depth``;
+* ``budget`` (:class:`~ir_incomplete.judging.BudgetPool`): ``1 / place`` in its topic's round-robin
+  order; 0 beyond the pool's ``budget``;
+* ``rrf``, ``rbp`` (:class:`~ir_incomplete.judging.RRFPool`, :class:`~ir_incomplete.judging.RBPPool`):
+  the fused score ``Σ_runs w(rank)`` (``1/(k + rank)``, ``(1 − p) p^(rank − 1)``); 0 beyond the pool's
+  ``budget``;
+* ``movetofront`` (:class:`~ir_incomplete.judging.MoveToFront`): ``Σ_s w_sq / r'_s(d)``: every run ``s``
+  retrieving the pair votes with its arm's weight ``w_sq = 1 / (1 + not relevant)`` over ``r'_s(d)``,
+  the 1-based place of the pair among the run's unjudged documents of the topic;
+* ``bandit`` (:class:`~ir_incomplete.judging.MaxMeanBandit`): the same with the arm's posterior mean
+  ``w_sq = (1 + r) / (2 + r + n)``;
+* ``judge_next`` (:class:`~ir_incomplete.judging.JudgeNext`): its criterion, the expected change of the
+  measure differences between runs, ``p(d) · W(d) /`` normaliser (:mod:`~ir_incomplete.judging.mtc`);
+* any other strategy: ``1 / place`` of the pair in its topic, in the order in which one ``next_batch``
+  asking for every candidate hands the pairs out.
+
+Judged pairs get 0 (they are in the design's certainty stratum anyway); a pair with prior 0 is drawn
+only through the sample's uniform floor (``uniform``).
 
 The arms of ``movetofront`` and ``bandit`` count every judgment given (``qrels``) of a document the
 run retrieves; with none, every arm has its starting weight (the arm scores at start). The adaptive
 strategies are adaptive as designs through rounds: :func:`~ir_incomplete.judging.sample_rounds` (or
 ``sample(previous=..., judgments=...)``) recomputes the prior from the judgments so far.
 
-By name, ``sample(prior=...)`` takes ``"ap"``, ``"rrf"`` (the design's own Σ 1/(60 + rank)) and
-``"uniform"`` as before, and the judging methods ``"depth"``, ``"budget"``, ``"rbp"``, ``"movetofront"``,
+By name, ``sample(prior=...)`` takes its own priors ``"ap"``, ``"rrf"`` (Σ 1/(60 + rank)) and
+``"uniform"``, and the judging methods ``"depth"``, ``"budget"``, ``"rbp"``, ``"movetofront"``,
 ``"bandit"`` and ``"judge_next"`` with their default options; the RRF pool (``k = 2``) is
 ``prior=RRFPool()``.
 """
