@@ -176,8 +176,13 @@ def simulate(
     from ir_incomplete.data import prepare_runs
     from ir_incomplete.robustness.compare import kendall_tau, rmse, tau_ap
 
-    design_options = {"repeats": repeats, "seed": seed, "predictions": predictions, "interval": interval}
-    design_options["control"] = control
+    design_options = {
+        "repeats": repeats,
+        "seed": seed,
+        "predictions": predictions,
+        "interval": interval,
+        "control": control,
+    }
     if design is not None:
         given = [
             name for name, value in (("strategy", strategy), ("budget", budget), ("step", step)) if value is not None
