@@ -7,8 +7,12 @@
   sampled qrels that ``xinfAP``, ``infNDCG`` and ``iP`` read;
 * designs (:mod:`~ir_incomplete.judging.designs`): :func:`sample` draws a probability sample of pairs to
   judge, each with its inclusion probability, for the design-based :func:`ir_incomplete.estimate`;
+  :func:`strategy_prior` turns any judging strategy into the design's prior
+  (:mod:`~ir_incomplete.judging.priors`); :func:`sample_rounds` draws and judges a design in rounds,
+  each round's prior updated with the judgments so far (:mod:`~ir_incomplete.judging.rounds`);
 * simulation (:mod:`~ir_incomplete.judging.simulation`): :func:`simulate` replays any strategy against an
   oracle qrels (judgments spent → τ, τ_AP, RMSE), :func:`plot_simulation` draws the curves;
+  :func:`simulate_design` replays a sampling design (τ, RMSE, bias, coverage and width of the intervals);
 * agreement (:mod:`~ir_incomplete.judging.judge_agreement`): :func:`agreement` of two judgment sets (Cohen's κ,
   Krippendorff's α, confusion matrix, leaderboard τ);
 * judge next (:mod:`~ir_incomplete.judging.mtc`): :func:`judge_next` and the :class:`JudgeNext`
@@ -34,14 +38,19 @@ from ir_incomplete.judging.pools import (
     read_pool,
     write_pool,
 )
+from ir_incomplete.judging.priors import strategy_prior
+from ir_incomplete.judging.rounds import DesignRounds, sample_rounds
 from ir_incomplete.judging.sampling import stratified_sample, to_prels
-from ir_incomplete.judging.simulation import plot_simulation, simulate
+from ir_incomplete.judging.simulation import plot_simulation, simulate, simulate_design
 from ir_incomplete.judging.strategy import Strategy
 
 __all__ = [
     "Candidates",
     "sample",
     "write_design",
+    "strategy_prior",
+    "sample_rounds",
+    "DesignRounds",
     "Strategy",
     "POOL_METHODS",
     "ADAPTIVE_METHODS",
@@ -58,6 +67,7 @@ __all__ = [
     "stratified_sample",
     "to_prels",
     "simulate",
+    "simulate_design",
     "plot_simulation",
     "agreement",
     "cohen_kappa",

@@ -15,7 +15,10 @@ estimates with intervals.
   about ``±sqrt(Σ pi (1 − pi))`` (~1 % at 4,000);
 * ``q_u = (1 − uniform) · prior_u / Σ prior + uniform / N``: proportional to a ``prior`` (``"ap"``: Aslam &
   Pavlu's AP-prior averaged over the runs, statAP's sampling distribution; ``"rrf"``: Σ 1/(60 + rank);
-  ``"uniform"``; or a table ``query_id, doc_id, prior``) with a share ``uniform`` of the budget spread
+  ``"uniform"``; a judging strategy, by name (``"depth"``, ``"budget"``, ``"rbp"``, ``"movetofront"``,
+  ``"bandit"``, ``"judge_next"``) or as a :class:`~ir_incomplete.judging.strategy.Strategy` object, whose
+  priorities over the pairs, from the judgments so far, :func:`~ir_incomplete.judging.strategy_prior`
+  gives; or a table ``query_id, doc_id, prior``) with a share ``uniform`` of the budget spread
   evenly, so that no pair has ``pi`` below ``uniform · budget / N`` (a floor keeps the weights 1/pi
   bounded);
 * with automatic labels (``predictions=``) and judgments to calibrate them on (``qrels`` or an earlier
@@ -80,7 +83,13 @@ def _check_share(value: Any, name: str) -> float:
     return float(value)
 
 
-def _prior(universe: Universe, prior: Any) -> np.ndarray:
+def _prior(
+    universe: Universe, prior: Any, judged: pd.DataFrame | None = None, score_precision: str = "float32"
+) -> np.ndarray:
+    """The prior of every unit; a judging strategy (object or method name) gives its
+    :func:`~ir_incomplete.judging.strategy_prior` from the runs and the judgments so far (``judged``)."""
+    from ir_incomplete.judging.priors import STRATEGY_PRIORS, is_strategy, strategy_prior
+
     if isinstance(prior, str):
         if prior == "ap":
             return universe.ap_prior.copy()
@@ -88,9 +97,13 @@ def _prior(universe: Universe, prior: Any) -> np.ndarray:
             return universe.rrf.copy()
         if prior == "uniform":
             return np.ones(universe.n_units)
-        raise ValueError(
-            f"prior={prior!r} is not valid; choices: {', '.join(PRIORS)} or a table query_id, doc_id, prior"
-        )
+        if prior not in STRATEGY_PRIORS:
+            raise ValueError(
+                f"prior={prior!r} is not valid; choices: {', '.join(PRIORS)}, a judging method "
+                f"({', '.join(STRATEGY_PRIORS)}), a Strategy object or a table query_id, doc_id, prior"
+            )
+    if isinstance(prior, str) or is_strategy(prior):
+        prior = strategy_prior(prior, universe.prepared, judged, score_precision=score_precision)
     frame = pd.DataFrame(prior)
     for column in ("query_id", "doc_id", "prior"):
         if column not in frame.columns:
@@ -226,7 +239,8 @@ def sample(
         stratum[top] = "certain"
         open_units = np.flatnonzero(pi < 1.0)
     rest = budget - certain
-    weight = _prior(universe, prior)
+    judged = universe.frame(known, relevance=known_grade) if len(known) else None
+    weight = _prior(universe, prior, judged, score_precision)
     if predictions is not None:
         h = _uncertainty(universe, predictions, known, known_grade)
         if h is not None:
@@ -262,7 +276,7 @@ def sample(
         "seed": seed,
         "budget": budget,
         "certain": int(certain),
-        "prior": prior if isinstance(prior, str) else "table",
+        "prior": prior if isinstance(prior, str) else str(getattr(prior, "name", "table")),
         "uniform": uniform,
         "round": round_no,
         "expected_judgments": float(pi[open_units].sum()) + int(certain),

@@ -357,6 +357,13 @@ class JudgeNext:
         chosen = open_[order]
         return _pairs(candidates, chosen, priority=value[chosen])
 
+    def design_prior(self, state: JudgeNextState) -> np.ndarray:
+        """Per candidate pair, the weight :func:`ir_incomplete.judging.sample` draws it with (``prior=``):
+        the criterion (:meth:`criterion`) from the judgments known to ``state``, 0 for judged pairs."""
+        value = np.nan_to_num(self.criterion(state), nan=0.0, posinf=0.0, neginf=0.0)
+        value[~np.isnan(state.grade)] = 0.0
+        return np.maximum(value, 0.0)
+
     # -- the criterion ----------------------------------------------------------------------------------
     def relevance_probability(self, state: JudgeNextState) -> np.ndarray:
         """``p(d)`` of every candidate (judged ones: 1 or 0), see the module docstring."""

@@ -140,6 +140,19 @@ class _StaticPool:
         """Record ``judgments`` (``query_id/doc_id/relevance``, grades ≥ 0)."""
         state.record(_judgment_frame(judgments, "judgments"))
 
+    def _prior_values(self, priority: np.ndarray) -> np.ndarray:
+        """The design prior of pairs of the order from their ``priority`` (a score: as it is)."""
+        return priority
+
+    def design_prior(self, state: _StaticState) -> np.ndarray:
+        """Per candidate pair, the weight :func:`ir_incomplete.judging.sample` draws it with (``prior=``):
+        from the pool's priority for the pairs of its order (see the class), 0 for pairs it never
+        judges and for pairs judged already."""
+        out = np.zeros(state.candidates.n_pairs)
+        out[state.order] = self._prior_values(state.priority[state.order])
+        out[~state.available] = 0.0
+        return out
+
 
 def _ordered(keys: list[np.ndarray], pairs: np.ndarray) -> np.ndarray:
     """``pairs`` sorted by ``keys`` (most significant first), ties by pair number (topic, document id)."""
@@ -155,6 +168,7 @@ class DepthPool(_StaticPool):
     rank, topics in natural order, then document ids. After as many judgments as the depth-k pool holds,
     exactly the depth-k pool is judged. ``depth=None``: the whole rankings. ``pool_runs``: the runs that
     contribute (all by default). ``priority`` = the best rank (1-based) any contributing run gives.
+    Design prior (:func:`~ir_incomplete.judging.strategy_prior`): ``1 / priority`` within the pool, 0 outside.
     """
 
     name = "depth"
@@ -171,6 +185,9 @@ class DepthPool(_StaticPool):
         pairs = _ordered([best, candidates.pair_topic], np.flatnonzero(keep))
         return pairs, (best + 1).astype(np.float64)
 
+    def _prior_values(self, priority: np.ndarray) -> np.ndarray:
+        return 1.0 / priority  # design prior: 1 / best rank
+
 
 class BudgetPool(_StaticPool):
     """A fixed number of documents per topic, filled round-robin in rank order.
@@ -179,6 +196,7 @@ class BudgetPool(_StaticPool):
     order given), then rank 2, …; a document already visited is skipped. The first ``budget`` distinct
     documents form the topic's pool (all of them when fewer). As a judging order: the first document of
     every topic, then the second, … (``priority`` = the document's 1-based place in its topic's order).
+    Design prior (:func:`~ir_incomplete.judging.strategy_prior`): ``1 / priority`` within the pool, 0 outside.
     """
 
     name = "budget"
@@ -206,12 +224,17 @@ class BudgetPool(_StaticPool):
         ordered = _ordered([place, candidates.pair_topic], np.flatnonzero(keep))
         return ordered, (place + 1).astype(np.float64)
 
+    def _prior_values(self, priority: np.ndarray) -> np.ndarray:
+        return 1.0 / priority  # design prior: 1 / place in the topic's order
+
 
 class _FusionPool(_StaticPool):
     """Documents by a fused score Σ_runs w(rank); judged in descending score, either across topics
     (``across="priority"``: one global order, so topics whose documents the runs agree on get more) or
     topic by topic in turns (``"round_robin"``: the best document of every topic, then the second, …).
-    ``budget``: total judgments (``per_topic=True``: judgments per topic)."""
+    ``budget``: total judgments (``per_topic=True``: judgments per topic). Design prior
+    (:func:`~ir_incomplete.judging.strategy_prior`): the fused score within the pool (the budget's cut),
+    0 outside."""
 
     def __init__(
         self,
@@ -421,6 +444,36 @@ class _ArmPool:
             todo = np.concatenate(rechoose) if rechoose else np.zeros(0, dtype=np.int64)
         return result, result_score
 
+    def arm_weights(self, relevant: np.ndarray, nonrelevant: np.ndarray) -> np.ndarray:
+        """``[runs × topics]`` positive weight of each arm after ``relevant``/``nonrelevant`` documents
+        (what :meth:`design_prior` spreads over the arm's documents)."""
+        raise NotImplementedError
+
+    def design_prior(self, state: _ArmState) -> np.ndarray:
+        """Per candidate pair, the weight :func:`ir_incomplete.judging.sample` draws it with (``prior=``):
+        ``Σ_s w_sq / r'_s(d)`` over the contributing runs ``s`` that retrieve ``d`` unjudged, ``w_sq`` the
+        arm's weight (:meth:`arm_weights`) and ``r'_s(d)`` the 1-based place of ``d`` among the unjudged
+        documents of run ``s`` for topic ``q`` (the arm hands out its unjudged documents in that order).
+        The arms count the judgments known to ``state`` of every document the run retrieves, initial
+        qrels included (in a design every earlier round's pair was asked for); without judgments every
+        arm has the weight it starts with. Judged pairs get 0."""
+        c = state.candidates
+        judged_row = state.grade[c.row_pair] >= 0
+        rel_row = judged_row & (state.grade[c.row_pair] >= self.rel)
+        size = c.n_runs * c.n_topics
+        relevant = np.bincount(c.row_ranking, weights=rel_row, minlength=size).reshape(c.n_runs, c.n_topics)
+        nonrelevant = np.bincount(c.row_ranking, weights=judged_row & ~rel_row, minlength=size).reshape(
+            c.n_runs, c.n_topics
+        )
+        weight = np.asarray(self.arm_weights(relevant, nonrelevant), dtype=np.float64)
+        open_row = ~judged_row
+        done = np.cumsum(open_row)
+        first = c.seg_start[c.row_run, c.row_topic]
+        place = done - (done[first] - open_row[first])  # 1-based among the ranking's unjudged rows
+        use = open_row & state.allowed[c.row_run]  # type: ignore[attr-defined]
+        values = weight[c.row_run[use], c.row_topic[use]] / place[use]
+        return c.pair_sum(values, use)
+
     def update(self, state: _ArmState, judgments: pd.DataFrame) -> None:
         """Record ``judgments`` (``query_id/doc_id/relevance``, grades ≥ 0) and credit the runs that drew them."""
         pairs, grades = state.record(_judgment_frame(judgments, "judgments"))
@@ -446,13 +499,19 @@ class MoveToFront(_ArmPool):
     out and not yet judged counts as a miss until its judgment arrives, so a round of several documents
     per topic visits the runs in turn instead of emptying one run. With one document per topic per round
     this is exactly the sequential method. Judgments the method did not ask for (initial qrels) do not
-    change priorities; judged documents are skipped at no cost.
+    change priorities; judged documents are skipped at no cost. Design prior
+    (:func:`~ir_incomplete.judging.strategy_prior`): :meth:`~_ArmPool.design_prior` with arm weight
+    ``1 / (1 + not relevant)``.
     """
 
     name = "movetofront"
 
     def scores(self, state: _ArmState) -> np.ndarray:
         return -(state.nonrelevant + state.pending).astype(np.float64)
+
+    def arm_weights(self, relevant: np.ndarray, nonrelevant: np.ndarray) -> np.ndarray:
+        """``1 / (1 + not relevant)``: the arm's priority made positive (every arm 1 at the start)."""
+        return 1.0 / (1.0 + nonrelevant)
 
 
 class MaxMeanBandit(_ArmPool):
@@ -466,7 +525,9 @@ class MaxMeanBandit(_ArmPool):
     judged nor handed out. This is the stationary MM rule; the paper's non-stationary variant MM-NS is
     not implemented. Documents handed out and not judged yet count as not relevant until their
     judgments arrive (so a round of several documents per topic spreads over runs); judgments the method
-    did not ask for (initial qrels) do not update the arms. Deterministic: no seed.
+    did not ask for (initial qrels) do not update the arms. Deterministic: no seed. Design prior
+    (:func:`~ir_incomplete.judging.strategy_prior`): :meth:`~_ArmPool.design_prior` with arm weight the
+    posterior mean.
     """
 
     name = "bandit"
@@ -474,6 +535,10 @@ class MaxMeanBandit(_ArmPool):
     def scores(self, state: _ArmState) -> np.ndarray:
         r = state.relevant.astype(np.float64)
         return (1.0 + r) / (2.0 + r + state.nonrelevant + state.pending)
+
+    def arm_weights(self, relevant: np.ndarray, nonrelevant: np.ndarray) -> np.ndarray:
+        """The posterior mean ``(1 + r) / (2 + r + n)`` (every arm ½ at the start)."""
+        return (1.0 + relevant) / (2.0 + relevant + nonrelevant)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -5,13 +5,20 @@ document the oracle does not judge counts as not relevant, grade 0; each documen
 judgment) and, after each batch, scores every run with the judgments acquired so far. The curve
 compares these scores with the scores on the whole oracle: Kendall's τ, τ_AP and the RMS error
 (:mod:`ir_incomplete.robustness` statistics). :func:`plot_simulation` draws the curves.
+
+:func:`simulate_design` (or ``simulate(runs, oracle, design=dict(budget=..., prior=..., rounds=...))``)
+replays a *sampling design* instead: each repeat draws a probability sample in rounds
+(:func:`~ir_incomplete.judging.sample_rounds`, the oracle judging), estimates every run and every pair of
+runs with :func:`ir_incomplete.estimate`, and reports τ, RMSE and bias against the value with the whole
+universe judged, the coverage of the intervals (run means and pair differences), their mean width and
+the judgments spent: whether the intervals hold, and what they cost.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,11 +27,13 @@ import pandas as pd
 from ir_incomplete._progress import check_progress, progress_bar
 from ir_incomplete.judging._candidates import Candidates, _judgment_frame, check_budget, is_empty_qrels
 
-__all__ = ["simulate", "plot_simulation", "DEFAULT_MEASURES", "CURVE_STATISTICS"]
+__all__ = ["simulate", "simulate_design", "plot_simulation", "DEFAULT_MEASURES", "CURVE_STATISTICS", "DESIGN_KEYS"]
 
 DEFAULT_MEASURES = ("AP", "nDCG@10")
 #: the statistics of each point of the curve
 CURVE_STATISTICS = ("tau", "tau_ap", "rmse")
+#: the settings of a sampling design that :func:`simulate_design` replays (:func:`~ir_incomplete.judging.sample_rounds`)
+DESIGN_KEYS = ("budget", "rounds", "prior", "depth", "uniform", "certain")
 
 
 def _read_runs(runs: Any) -> dict[str, pd.DataFrame]:
@@ -82,19 +91,46 @@ def _oracle_grades(oracle: pd.DataFrame) -> pd.Series:
     return pd.Series(frame["relevance"].to_numpy(dtype=np.int64), index=index)
 
 
+def _oracle_of(run_map: dict[str, pd.DataFrame], oracle_qrels: Any) -> tuple[pd.DataFrame, np.ndarray]:
+    """The oracle's judgments of the runs' queries and those queries; ``ValueError`` when the oracle judges
+    none of some query the runs answer."""
+    oracle = _judgment_frame(oracle_qrels, "oracle_qrels")
+    topics = pd.unique(np.concatenate([f["query_id"].to_numpy(dtype=object) for f in run_map.values()]))
+    oracle_topics = set(oracle.loc[oracle["relevance"] >= 0, "query_id"])
+    missing = [q for q in topics if q not in oracle_topics]
+    if missing:
+        raise ValueError(
+            f"the oracle qrels judge no document for {len(missing)} quer{'y' if len(missing) == 1 else 'ies'} the "
+            f"runs answer (first: {', '.join(map(repr, missing[:5]))}); every answered query needs the oracle's "
+            f"judgments (restrict the runs to the oracle's queries first)"
+        )
+    return oracle[oracle["query_id"].isin(set(topics))].reset_index(drop=True), topics
+
+
 def simulate(
     runs: Any,
     oracle_qrels: Any,
-    strategy: Any,
-    budget: int,
-    step: int | Sequence[int],
+    strategy: Any = None,
+    budget: int | None = None,
+    step: int | Sequence[int] | None = None,
     start: Any = None,
     measures: Sequence[Any] = DEFAULT_MEASURES,
     *,
     score_precision: str = "float32",
     progress: bool | None = None,
+    design: Mapping[str, Any] | None = None,
+    repeats: int | None = None,
+    seed: int | None = None,
+    predictions: Any = None,
+    interval: float | None = None,
+    control: str | None = None,
 ) -> pd.DataFrame:
     """Replay ``strategy`` against ``oracle_qrels``: judgments spent → τ, τ_AP, RMSE of every measure.
+
+    With ``design=`` instead of ``strategy``, ``budget`` and ``step``: replay a sampling design
+    (:func:`simulate_design`, which takes ``repeats``, ``seed``, ``predictions``, ``interval`` and
+    ``control``): per repeat and measure the design-based estimates' τ, RMSE, bias and the coverage
+    and width of their intervals.
 
     Parameters
     ----------
@@ -140,6 +176,42 @@ def simulate(
     from ir_incomplete.data import prepare_runs
     from ir_incomplete.robustness.compare import kendall_tau, rmse, tau_ap
 
+    design_options = {
+        "repeats": repeats,
+        "seed": seed,
+        "predictions": predictions,
+        "interval": interval,
+        "control": control,
+    }
+    if design is not None:
+        given = [
+            name for name, value in (("strategy", strategy), ("budget", budget), ("step", step)) if value is not None
+        ]
+        if given:
+            raise ValueError(
+                f"design= replays a sampling design (its budget is design['budget']); {given[0]}= belongs to the "
+                f"replay of a judging strategy: give design= or strategy, budget and step"
+            )
+        options = {k: v for k, v in design_options.items() if v is not None}
+        return simulate_design(
+            runs,
+            oracle_qrels,
+            design,
+            measures=measures,
+            start=start,
+            score_precision=score_precision,
+            progress=progress,
+            **options,
+        )
+    if strategy is None or budget is None or step is None:
+        lacking = [n for n, v in (("strategy", strategy), ("budget", budget), ("step", step)) if v is None]
+        raise TypeError(
+            f"simulate() needs strategy, budget and step (the replay of a judging strategy) or design= (the "
+            f"replay of a sampling design); {lacking[0]} is missing"
+        )
+    extra = [name for name, value in design_options.items() if value is not None]
+    if extra:
+        raise ValueError(f"{extra[0]}= belongs to the replay of a sampling design (design=...), not of a strategy")
     budget = check_budget(budget)
     check_progress(progress)
     points = _checkpoints(budget, step)
@@ -147,17 +219,7 @@ def simulate(
     measure_objs = as_measures(list(measures) if not isinstance(measures, str) else [measures])
     names = [repr(m) for m in measure_objs]
     run_map = _read_runs(runs)
-    oracle = _judgment_frame(oracle_qrels, "oracle_qrels")
-    topics = pd.unique(np.concatenate([f["query_id"].to_numpy(dtype=object) for f in run_map.values()]))
-    oracle_topics = set(oracle.loc[oracle["relevance"] >= 0, "query_id"])
-    missing = [q for q in topics if q not in oracle_topics]
-    if missing:
-        raise ValueError(
-            f"the oracle qrels judge no document for {len(missing)} quer{'y' if len(missing) == 1 else 'ies'} the "
-            f"runs answer (first: {', '.join(map(repr, missing[:5]))}); every answered query needs the oracle's "
-            f"judgments (restrict the runs to the oracle's queries first)"
-        )
-    oracle = oracle[oracle["query_id"].isin(set(topics))].reset_index(drop=True)
+    oracle, topics = _oracle_of(run_map, oracle_qrels)
     grades = _oracle_grades(oracle)
     prepared = prepare_runs(run_map, score_precision)
     run_names = list(run_map)
@@ -239,6 +301,168 @@ def simulate(
         {"strategy": getattr(strategy, "name", type(strategy).__name__), "reference": reference, "budget": budget}
     )
     return curve
+
+
+def _check_design(design: Any) -> dict[str, Any]:
+    if not isinstance(design, Mapping):
+        raise TypeError(
+            f"design={design!r} is not valid; expected a dict of sample_rounds settings, e.g. "
+            f"dict(budget=500, prior='judge_next', rounds=2)"
+        )
+    unknown = [str(k) for k in design if k not in DESIGN_KEYS]
+    if unknown:
+        raise ValueError(f"design has no setting {unknown[0]!r}; settings: {', '.join(DESIGN_KEYS)}")
+    if "budget" not in design:
+        raise ValueError("design needs a budget (the expected number of judgments), e.g. dict(budget=500)")
+    out = {"rounds": 1, **dict(design)}
+    check_budget(out["budget"])
+    return out
+
+
+def _covers(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """``lo <= truth <= hi``, up to rounding (1e-12 relative): a complete design's zero-width interval
+    covers the value computed the same way."""
+    slack = 1e-12 * np.maximum(np.abs(truth), 1.0)
+    return (lo - slack <= truth) & (truth <= hi + slack)
+
+
+def simulate_design(
+    runs: Any,
+    oracle_qrels: Any,
+    design: Mapping[str, Any],
+    *,
+    repeats: int = 10,
+    seed: int = 0,
+    measures: Sequence[Any] = DEFAULT_MEASURES,
+    start: Any = None,
+    predictions: Any = None,
+    interval: float = 0.9,
+    control: str = "auto",
+    score_precision: str = "float32",
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Replay a sampling design against ``oracle_qrels``: per repeat and measure, how close the
+    design-based estimates come to the complete judgments and how often their intervals hold.
+
+    Every repeat draws and judges a design with :func:`~ir_incomplete.judging.sample_rounds` (``design``:
+    its settings ``budget``, ``rounds`` (default 1), ``prior`` (default ``"judge_next"``), ``depth``
+    (default 100), ``uniform``, ``certain``; the oracle judges, a pair it does not judge counts 0;
+    repeat ``r`` (from 0) has seed ``seed + r``), then estimates every run's mean and every pair of
+    runs' difference with :func:`ir_incomplete.estimate` (``pairs=False`` and ``pairs=True``; ``control``,
+    ``interval``; ``predictions``, automatic labels, go to both the sample and the estimate). The truth
+    is what the estimates target: each measure with every pair of the universe (the runs' top
+    ``depth``) judged by the oracle and every other document nonrelevant, over all the runs' queries.
+
+    Parameters
+    ----------
+    runs
+        Anything :func:`ir_incomplete.evaluate` accepts (at least 2 runs). Files are read once.
+    oracle_qrels
+        The complete judgments (any qrels form); it must judge every query the runs answer.
+    measures
+        Measures :func:`ir_incomplete.estimate` knows (``AP@k``, ``nDCG@k``, ``P@k``, ``RBP(p=..)@k``,
+        ``R``; ``AP`` and ``nDCG`` are cut at the design's depth). Default ``AP`` and ``nDCG@10``.
+    start
+        Judgments made before (any qrels form, graded as given): the certainty stratum of round 1, not
+        counted as spent.
+    progress
+        A ``tqdm`` bar on stderr, one step per repeat (``None``: automatic).
+
+    Returns
+    -------
+    DataFrame, one row per (repeat, measure): ``repeat``, ``seed``, ``measure``, ``judgments`` (pairs the
+    oracle judged), ``relevant`` (of them, grade ≥ 1), ``tau`` (Kendall τ-b of the estimates against the
+    truth), ``tau_ap``, ``rmse`` and ``bias`` (mean of estimate − truth) over the runs, ``coverage``
+    (share of the runs whose interval holds the truth), ``pair_coverage`` (share of the pairs of runs
+    whose difference's interval holds the true difference), ``width`` and ``pair_width`` (mean interval
+    widths). ``attrs``: ``reference`` (the truth, runs × measures), ``design`` (the settings),
+    ``repeats``, ``seed``, ``interval``.
+    """
+    from ir_incomplete.data import prepare_runs
+    from ir_incomplete.estimation import Universe, estimate
+    from ir_incomplete.judging.rounds import sample_rounds
+    from ir_incomplete.robustness.compare import kendall_tau, tau_ap
+
+    settings = _check_design(design)
+    repeats = check_budget(repeats, "repeats")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed={seed!r} is not valid; expected an integer >= 0")
+    check_progress(progress)
+    measure_list = [measures] if isinstance(measures, str) else list(measures)
+    run_map = _read_runs(runs)
+    oracle, _topics = _oracle_of(run_map, oracle_qrels)
+    prepared = prepare_runs(run_map, score_precision)
+    run_names = list(run_map)
+    depth = settings.get("depth", 100)
+    space = Universe(prepared, depth, None, score_precision)
+    complete = space.frame(np.arange(space.n_units), pi=1.0)
+    complete.attrs = {"depth": depth, "runs": run_names}
+    truth_judgments = complete[["query_id", "doc_id"]].assign(
+        relevance=_oracle_grades(oracle)
+        .reindex(pd.MultiIndex.from_arrays([complete["query_id"].astype(str), complete["doc_id"].astype(str)]))
+        .fillna(0)
+        .to_numpy(dtype=np.int64)
+    )
+    truth = estimate(prepared, truth_judgments, complete, measure_list, score_precision=score_precision)
+    names = list(pd.unique(truth["measure"]))
+    reference = truth.pivot(index="run", columns="measure", values="value").reindex(index=run_names, columns=names)
+    rows = []
+    bar = progress_bar(repeats, progress, "simulate design", "repeat")
+    for r in range(repeats):
+        drawn = sample_rounds(
+            prepared,
+            settings["budget"],
+            settings["rounds"],
+            oracle,
+            qrels=start,
+            predictions=predictions,
+            seed=int(seed) + r,
+            score_precision=score_precision,
+            progress=False,
+            **{k: v for k, v in settings.items() if k not in ("budget", "rounds")},
+        )
+        common = dict(predictions=predictions, interval=interval, control=control, score_precision=score_precision)
+        means = estimate(prepared, drawn.judgments, drawn.design, measure_list, **common)
+        diffs = estimate(prepared, drawn.judgments, drawn.design, measure_list, pairs=True, **common)
+        spent = int(drawn.rounds["judged"].sum())
+        relevant = int(drawn.rounds["relevant"].sum())
+        for name in names:
+            part = means[means["measure"] == name].set_index("run").reindex(run_names)
+            ref = reference[name].to_numpy(dtype=float)
+            est = part["value"].to_numpy(dtype=float)
+            pair = diffs[diffs["measure"] == name]
+            true_diff = (
+                reference[name].reindex(pair["run_a"]).to_numpy() - reference[name].reindex(pair["run_b"]).to_numpy()
+            )
+            lo, hi = part["lo"].to_numpy(dtype=float), part["hi"].to_numpy(dtype=float)
+            plo, phi = pair["lo"].to_numpy(dtype=float), pair["hi"].to_numpy(dtype=float)
+            rows.append(
+                {
+                    "repeat": r,
+                    "seed": int(seed) + r,
+                    "measure": name,
+                    "judgments": spent,
+                    "relevant": relevant,
+                    "tau": kendall_tau(pd.Series(ref, index=run_names), pd.Series(est, index=run_names)),
+                    "tau_ap": tau_ap(pd.Series(ref, index=run_names), pd.Series(est, index=run_names)),
+                    "rmse": float(np.sqrt(np.mean((est - ref) ** 2))),
+                    "bias": float(np.mean(est - ref)),
+                    "coverage": float(np.mean(_covers(lo, hi, ref))),
+                    "pair_coverage": float(np.mean(_covers(plo, phi, true_diff))) if len(pair) else np.nan,
+                    "width": float(np.mean(hi - lo)),
+                    "pair_width": float(np.mean(phi - plo)) if len(pair) else np.nan,
+                }
+            )
+        bar.update(1)
+    bar.close()
+    out = pd.DataFrame(rows)
+    shown = dict(settings)
+    if not isinstance(shown.get("prior", ""), str):
+        shown["prior"] = getattr(shown["prior"], "name", type(shown["prior"]).__name__)
+    out.attrs.update(
+        {"reference": reference, "design": shown, "repeats": repeats, "seed": int(seed), "interval": interval}
+    )
+    return out
 
 
 def _takes_candidates(strategy: Any) -> bool:

@@ -1,7 +1,10 @@
 """The contract of judging methods: start, ask for the next batch, report the judgments.
 
 Every method of :mod:`ir_incomplete.judging` (static pools and adaptive ones) has this form, so that
-:func:`ir_incomplete.judging.simulate` can replay any of them against an oracle qrels.
+:func:`ir_incomplete.judging.simulate` can replay any of them against an oracle qrels. The methods of
+this package also have ``design_prior(state)``: a weight ``>= 0`` per candidate pair, what
+:func:`ir_incomplete.judging.strategy_prior` turns into the prior of a probability sample (a strategy
+without it gets one from the order of its ``next_batch``).
 """
 
 from __future__ import annotations
