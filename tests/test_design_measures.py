@@ -81,9 +81,9 @@ def test_evaluate_per_query_and_means_equal_estimate(synth):
     estimands = [e for _, e in KINDS]
     got = evaluate(synth["runs"], synth["qrels"], [*measures, "P@5"])
     assert list(got.columns) == ["run", "query_id", "measure", "value"]
-    want = estimate(synth["runs"], synth["qrels"], synth["design"], estimands, per_query=True)
+    want = estimate(synth["runs"], synth["qrels"], synth["design"], estimands, per_query=True, control="none")
     means = evaluate(synth["runs"], synth["qrels"], measures, per_query=False)
-    run_means = estimate(synth["runs"], synth["qrels"], synth["design"], estimands)
+    run_means = estimate(synth["runs"], synth["qrels"], synth["design"], estimands, control="none")
     for measure, estimand in zip(measures, estimands, strict=True):
         ours = _by_key(got[got["measure"] == measure], "run", "query_id")
         theirs = _by_key(want[want["measure"] == estimand], "run", "query_id")
@@ -115,14 +115,14 @@ def test_evaluate_with_predictions_uses_every_run_and_the_control(synth, control
     assert want.attrs["control"] == (control or "labels")
     for column in ("value", "lo", "hi"):
         assert np.abs(got[column].to_numpy() - want[column].to_numpy()).max() <= 1e-12, column
-    plain = estimate(synth["runs"], synth["qrels"], synth["design"], "AP@10")
+    plain = estimate(synth["runs"], synth["qrels"], synth["design"], "AP@10", control="none")
     assert np.abs(got["hi"].to_numpy() - plain["hi"].to_numpy()).max() > 1e-6  # the control changes the estimate
 
 
 def test_evaluate_interval_is_the_design_based_interval_of_the_run_mean(synth):
     measures = [_name(t, synth["design"]) for t, _ in KINDS]
     got = evaluate(synth["runs"], synth["qrels"], [*measures, "P@5"], per_query=False, interval=0.8)
-    want = estimate(synth["runs"], synth["qrels"], synth["design"], [e for _, e in KINDS], interval=0.8)
+    want = estimate(synth["runs"], synth["qrels"], synth["design"], [e for _, e in KINDS], interval=0.8, control="none")
     for measure, (_, estimand) in zip(measures, KINDS, strict=True):
         ours = got[got["measure"] == measure].reset_index(drop=True)
         theirs = want[want["measure"] == estimand].reset_index(drop=True)
@@ -177,7 +177,9 @@ def test_missing_and_unreadable_design(synth, tmp_path):
 # ---------------------------------------------------------------------------------------------------
 def test_ir_measures_equals_estimate(synth):
     measures = [ir_incomplete.parse(_name(t, synth["design"])) for t, _ in KINDS]
-    want = estimate(synth["runs"], synth["qrels"], synth["design"], [e for _, e in KINDS], per_query=True)
+    want = estimate(
+        synth["runs"], synth["qrels"], synth["design"], [e for _, e in KINDS], per_query=True, control="none"
+    )
     for run_name, run in synth["runs"].items():
         means = ir_measures.calc_aggregate(measures, synth["qrels"], run)
         rows = list(ir_measures.iter_calc(measures, synth["qrels"], run))
@@ -212,8 +214,10 @@ def test_pyterrier_experiment_equals_estimate(synth):
     systems = [pt.Transformer.from_df(f) for f in frames]
     means = pt.Experiment(systems, topics, qrels, eval_metrics=measures, names=names)
     per_query = pt.Experiment(systems, topics, qrels, eval_metrics=measures, names=names, perquery=True)
-    want = estimate(synth["runs"], synth["qrels"], synth["design"], [e for _, e in KINDS[:3]])
-    want_q = estimate(synth["runs"], synth["qrels"], synth["design"], [e for _, e in KINDS[:3]], per_query=True)
+    want = estimate(synth["runs"], synth["qrels"], synth["design"], [e for _, e in KINDS[:3]], control="none")
+    want_q = estimate(
+        synth["runs"], synth["qrels"], synth["design"], [e for _, e in KINDS[:3]], per_query=True, control="none"
+    )
     for measure, (_, estimand) in zip(measures, KINDS[:3], strict=True):
         for run in names:
             row = want[(want["run"] == run) & (want["measure"] == estimand)]
@@ -262,7 +266,9 @@ def test_command_line_values_and_intervals(synth):
     )
     assert done.returncode == 0, done.stderr
     lines = [line.split("\t") for line in done.stdout.splitlines()]
-    want = estimate(synth["runs"], synth["qrels"], synth["design"], ["AP@10", "RBP(p=0.9)@20"], interval=0.9)
+    want = estimate(
+        synth["runs"], synth["qrels"], synth["design"], ["AP@10", "RBP(p=0.9)@20"], interval=0.9, control="none"
+    )
     assert len(lines) == len(want) == 8
     for run, measure, value, lo, hi in lines:
         estimand = "AP@10" if measure == measures[0] else "RBP(p=0.9)@20"
@@ -299,14 +305,14 @@ def test_compare_pairs_use_the_design_based_pair_intervals(synth, correction):
     from ir_incomplete.report import ci_level
 
     measure = _name("StatAP({})@10", synth["design"])
-    table = compare(synth["runs"], synth["qrels"], [measure, "P@5"], correction=correction, alpha=0.3)
+    table = compare(synth["runs"], synth["qrels"], [measure, "P@5"], correction=correction, alpha=0.5)
     rows = table[table["measure"] == measure].reset_index(drop=True)
     level = float(rows["ci_level"].iloc[0])
-    first = ci_level(0.3, correction, 6)
-    rejected = int((rows["p_adjusted"] < 0.3).sum())
-    assert level == ci_level(0.3, correction, 6, rejected)
+    first = ci_level(0.5, correction, 6)
+    rejected = int((rows["p_adjusted"] < 0.5).sum())
+    assert level == ci_level(0.5, correction, 6, rejected)
     assert level == first if correction != "fdr_bh" else level < first  # 1 − R·alpha/m, R ≥ 2 here
-    want = estimate(synth["runs"], synth["qrels"], synth["design"], "AP@10", pairs=True, interval=level)
+    want = estimate(synth["runs"], synth["qrels"], synth["design"], "AP@10", pairs=True, interval=level, control="none")
     assert list(zip(rows["run_a"], rows["run_b"], strict=True)) == list(zip(want["run_a"], want["run_b"], strict=True))
     assert np.abs(rows["difference"].to_numpy() - want["value"].to_numpy()).max() <= 1e-12
     assert (rows["ci_low"].to_numpy() == want["lo"].to_numpy()).all()
@@ -317,7 +323,7 @@ def test_compare_pairs_use_the_design_based_pair_intervals(synth, correction):
     assert rows["significant"].any() and not rows["significant"].all()
     assert table.attrs["design_measures"] == [measure]
     # every other measure keeps its paired t-test
-    plain = compare(synth["runs"], synth["qrels"], ["P@5"], correction=correction, alpha=0.3)
+    plain = compare(synth["runs"], synth["qrels"], ["P@5"], correction=correction, alpha=0.5)
     pd.testing.assert_frame_equal(table[table["measure"] == "P@5"].reset_index(drop=True), plain)
     assert "design_measures" not in plain.attrs
 
@@ -325,7 +331,7 @@ def test_compare_pairs_use_the_design_based_pair_intervals(synth, correction):
 def test_compare_with_a_baseline_flips_the_pairs(synth):
     measure = _name("StatP({})@5", synth["design"])
     table = compare(synth["runs"], synth["qrels"], measure, baseline="run2")
-    want = estimate(synth["runs"], synth["qrels"], synth["design"], "P@5", pairs=True, interval=0.95)
+    want = estimate(synth["runs"], synth["qrels"], synth["design"], "P@5", pairs=True, interval=0.95, control="none")
     pair = {(a, b): row for a, b, row in zip(want["run_a"], want["run_b"], want.itertuples(), strict=True)}
     for row in table.itertuples():
         if row.run == "run2":
@@ -364,7 +370,7 @@ def test_trec_covid_runs_equal_estimate(tmp_path):
     judged["relevance"] = judged["relevance"].fillna(0).astype(int)
     measures = [f"StatAP(design={str(path)!r})@20", f"StatNDCG(design={str(path)!r})@10"]
     got = evaluate(runs, judged, measures, per_query=False, interval=0.9)
-    want = estimate(runs, judged, str(path), ["AP@20", "nDCG@10"], interval=0.9)
+    want = estimate(runs, judged, str(path), ["AP@20", "nDCG@10"], interval=0.9, control="none")
     want["measure"] = want["measure"].map(dict(zip(["AP@20", "nDCG@10"], measures, strict=True)))
     both = got.merge(want, on=["run", "measure"], suffixes=("", "_want"))
     assert len(both) == len(got) == 6
