@@ -233,8 +233,8 @@ def main(argv=None):
     summary["pool tau"] = [baselines[s][m][0] for s, m in zip(summary["setting"], summary["measure"], strict=True)]
     summary["pool rmse"] = [baselines[s][m][1] for s, m in zip(summary["setting"], summary["measure"], strict=True)]
     print(
-        f"{repeats} repeats per setting; 90 % intervals; labeler kappa (repeat 0, on the pairs the complete qrels judge): "
-        + ", ".join(f"{k} {v:.2f}" for k, v in kappa_note.items())
+        f"{repeats} repeats per setting; 90 % intervals; labeler kappa (repeat 0, on the pairs the complete "
+        "qrels judge): " + ", ".join(f"{k} {v:.2f}" for k, v in kappa_note.items())
     )
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
