@@ -265,6 +265,14 @@ def _natural(ids: list) -> list:
 # -- designs ---------------------------------------------------------------------------------------------
 
 
+def _quantile(interval: float, df: np.ndarray) -> np.ndarray:
+    """The two-sided ``interval`` quantile of Student's t with ``df`` degrees of freedom (normal where
+    ``df`` is infinite)."""
+    from scipy.stats import t
+
+    return np.asarray(t.ppf(0.5 + interval / 2.0, np.maximum(df, 1.0)))
+
+
 def read_design(design: Any) -> pd.DataFrame:
     """A design as a DataFrame ``query_id, doc_id, pi`` (plus any other columns, e.g. ``round``), ids as
     ``str``; ``attrs`` keep ``depth``, ``runs``, ``seed`` and the rest of what :func:`sample` recorded.
@@ -461,7 +469,8 @@ def estimate(
     reads), used only as a control variate; ``control``: ``auto`` (``labels+model`` with predictions, else
     ``model``; ``none`` with ``universe="design"``),
     ``none``, ``labels``, ``model``, ``labels+model`` (see the module docstring). ``interval``: the
-    level of the two-sided normal interval. ``depth``: the universe's depth (default: the design's).
+    level of the two-sided interval (Student's t with Satterthwaite's ``df``, see the module
+    docstring). ``depth``: the universe's depth (default: the design's).
     ``universe``: ``"runs"`` (the top ``depth`` of the runs the design was drawn from, all of which must
     be given) or ``"design"`` (the design's pairs plus the top ``depth`` of the runs given: for evaluating
     runs one at a time, as ``ir_measures`` does; only ``control="none"``, whose estimates do not depend on
@@ -472,8 +481,6 @@ def estimate(
     significant`` (value = a − b, every unordered pair once, in the runs' order); ``per_query=True``
     gives ``run, query_id, measure, value`` instead.
     """
-    from scipy.stats import norm
-
     frame = read_design(design)
     if not (isinstance(interval, (int, float)) and 0 < interval < 1):
         raise ValueError(f"interval={interval!r} is not a level in (0, 1), e.g. 0.9")
@@ -551,7 +558,6 @@ def estimate(
         n_runs,
         n_topics,
     )
-    z_q = float(norm.ppf(0.5 + interval / 2.0))
     names = space.run_names
     out = []
     for est in estimands:
@@ -579,12 +585,24 @@ def estimate(
             m2 = result.second
             cov = cov + (m2 @ m2.T).toarray()  # type: ignore[attr-defined]
         cov /= n_topics**2
+        # Satterthwaite's effective degrees of freedom of each variance (a sum of one-unit terms): few
+        # dominant units (rare relevant documents with large weights) make it small and the interval a t's
+        c4 = (zw**2) ** 2
+        total = (zw**2).sum(axis=1)
+        df_run = np.where(c4.sum(axis=1) > 0, total**2 / np.where(c4.sum(axis=1) > 0, c4.sum(axis=1), 1.0), np.inf)
         if pairs:  # True, or "both" (run means, then pairs: one pass for callers that want both tables)
             a, b = np.triu_indices(n_runs, k=1)
             diff = value[a] - value[b]
             var = np.clip(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 0.0, None)
             se = np.sqrt(var)
-            lo, hi = diff - z_q * se, diff + z_q * se
+            # Satterthwaite for a difference: Σ_u (z_a − z_b)^4 from powers of z (no [pairs × units] array)
+            w2 = zw**2
+            cube = (zw**3) @ zw.T
+            s4 = c4.sum(axis=1)[a] + c4.sum(axis=1)[b] - 4.0 * cube[a, b] - 4.0 * cube[b, a] + 6.0 * (w2 @ w2.T)[a, b]
+            s2 = total[a] + total[b] - 2.0 * (zw @ zw.T)[a, b]
+            df_pair = np.where(s4 > 0, s2**2 / np.where(s4 > 0, s4, 1.0), np.inf)
+            q_pair = _quantile(interval, df_pair)
+            lo, hi = diff - q_pair * se, diff + q_pair * se
             out.append(
                 pd.DataFrame(
                     {
@@ -595,21 +613,24 @@ def estimate(
                         "lo": lo,
                         "hi": hi,
                         "se": se,
+                        "df": df_pair,
                         "significant": (lo > 0) | (hi < 0),
                     }
                 )
             )
         if pairs != True:  # noqa: E712 (pairs is True, False or "both")
             se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+            q_run = _quantile(interval, df_run)
             out.append(
                 pd.DataFrame(
                     {
                         "run": names,
                         "measure": est.name,
                         "value": value,
-                        "lo": value - z_q * se,
-                        "hi": value + z_q * se,
+                        "lo": value - q_run * se,
+                        "hi": value + q_run * se,
                         "se": se,
+                        "df": df_run,
                         "outside": share,
                     }
                 )

@@ -317,12 +317,12 @@ def compare(
     judging a sample of documents, so their comparisons do not use ``test`` but
     ``ir_incomplete.estimate(runs, qrels, design, ..., pairs=True)`` over every run: ``difference`` is
     the difference of the estimated means (estimate()'s ``value``, to rounding); ``ci_low``/``ci_high``
-    are estimate()'s ``lo``/``hi`` at ``interval=ci_level`` (the design-based interval of the
-    difference, signs flipped where a run is compared with an earlier one); ``p_value`` is the
-    two-sided normal p of ``value / se`` (1 when both are 0) and ``p_adjusted`` that p after
-    ``correction``; ``significant`` is estimate()'s: that interval excludes 0 (with no correction or
-    Bonferroni's the same as ``p_adjusted < alpha``; with Holm's the Bonferroni intervals, so it can be
-    False where ``p_adjusted < alpha``; with ``fdr_bh`` the level ``1 − R·alpha/m``); ``effect_size``
+    are estimate()'s ``lo``/``hi`` at ``interval=ci_level`` (the design-based interval of the difference, signs
+    flipped where a run is compared with an earlier one); ``p_value`` is the two-sided Student's t p of ``value /
+    se`` with estimate()'s ``df`` (1 when both are 0) and ``p_adjusted`` that p after ``correction``;
+    ``significant`` is estimate()'s: that interval excludes 0 (with no correction or Bonferroni's the same as
+    ``p_adjusted < alpha``; with Holm's the Bonferroni intervals, so it can be False where ``p_adjusted < alpha``;
+    with ``fdr_bh`` the level ``1 − R·alpha/m``); ``effect_size``
     stays Cohen's d_z of the per-topic estimates; ``value``, ``value_a``, ``value_b`` are the
     estimated means. ``table.attrs["design_measures"]`` lists them (:func:`format_report` says so in
     its notes). ``topics="run"`` is refused for them.
@@ -493,9 +493,9 @@ def _judged(qrels, negative: str):
 def _design_differences(measure, runs, judged, score_precision: str, names: list[str], i, j, alpha, correction):
     """``(p, p_adjusted, significant, level, low, high)`` of the comparisons ``names[i] − names[j]`` of a
     design-based measure, from ``ir_incomplete.estimate(..., pairs=True)`` over every run: p two-sided
-    normal from value / se, adjusted by ``correction``; ``significant``, ``low`` and ``high`` are
-    estimate()'s (its interval at the level :func:`ci_level` gives excludes 0)."""
-    from scipy.stats import norm
+    Student's t from value / se with estimate()'s ``df``, adjusted by ``correction``; ``significant``,
+    ``low`` and ``high`` are estimate()'s (its interval at the level :func:`ci_level` gives excludes 0)."""
+    from scipy.stats import t as student
 
     from ir_incomplete.incomplete_provider import design_estimates
 
@@ -512,17 +512,18 @@ def _design_differences(measure, runs, judged, score_precision: str, names: list
         value, se = table["value"].to_numpy(np.float64)[rows], table["se"].to_numpy(np.float64)[rows]
         lo, hi = table["lo"].to_numpy(np.float64)[rows], table["hi"].to_numpy(np.float64)[rows]
         low, high = np.where(flip, -hi, lo), np.where(flip, -lo, hi)
-        return np.where(flip, -value, value), se, low, high, table["significant"].to_numpy(bool)[rows]
+        df = table["df"].to_numpy(np.float64)[rows]
+        return np.where(flip, -value, value), se, df, low, high, table["significant"].to_numpy(bool)[rows]
 
     m = len(i)
     first = ci_level(alpha, correction, m)
-    value, se, low, high, significant = at(first)
+    value, se, df, low, high, significant = at(first)
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = np.where(se > 0, 2.0 * norm.sf(np.abs(value) / se), np.where(value == 0, 1.0, 0.0))
+        p = np.where(se > 0, 2.0 * student.sf(np.abs(value) / se, np.maximum(df, 1.0)), np.where(value == 0, 1.0, 0.0))
     adjusted = adjust_p_values(p, correction)
     level = ci_level(alpha, correction, m, int((adjusted < alpha).sum()))
     if level != first:  # fdr_bh: the level depends on the comparisons rejected
-        value, se, low, high, significant = at(level)
+        value, se, df, low, high, significant = at(level)
     return p, adjusted, significant, level, low, high
 
 

@@ -128,7 +128,7 @@ def test_estimate_prints_the_table_of_estimate(files, tmp_path, capsys):
     measures = ["AP@10", "nDCG@5", "P@5", "RBP(p=0.8)@10", "R"]
     assert main(["estimate", files["full"], str(design), files["runs"], *measures]) == 0
     out, err = capsys.readouterr()
-    assert out.splitlines()[0] == "run\tmeasure\tvalue\tlo\thi\tse\toutside" and err == ""
+    assert out.splitlines()[0] == "run\tmeasure\tvalue\tlo\thi\tse\tdf\toutside" and err == ""
     expected = ir_incomplete.estimate(files["runs"], files["full"], str(design), measures)
     assert expected["se"].gt(0).any()
     _assert_table(_read_table(out), expected)

@@ -300,17 +300,17 @@ def test_command_line_errors(synth, capsys, tmp_path):
 # ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("correction", [None, "bonferroni", "fdr_bh"])
 def test_compare_pairs_use_the_design_based_pair_intervals(synth, correction):
-    from scipy.stats import norm
+    from scipy.stats import t as student
 
     from ir_incomplete.report import ci_level
 
     measure = _name("StatAP({})@10", synth["design"])
-    table = compare(synth["runs"], synth["qrels"], [measure, "P@5"], correction=correction, alpha=0.5)
+    table = compare(synth["runs"], synth["qrels"], [measure, "P@5"], correction=correction, alpha=0.8)
     rows = table[table["measure"] == measure].reset_index(drop=True)
     level = float(rows["ci_level"].iloc[0])
-    first = ci_level(0.5, correction, 6)
-    rejected = int((rows["p_adjusted"] < 0.5).sum())
-    assert level == ci_level(0.5, correction, 6, rejected)
+    first = ci_level(0.8, correction, 6)
+    rejected = int((rows["p_adjusted"] < 0.8).sum())
+    assert level == ci_level(0.8, correction, 6, rejected)
     assert level == first if correction != "fdr_bh" else level < first  # 1 − R·alpha/m, R ≥ 2 here
     want = estimate(synth["runs"], synth["qrels"], synth["design"], "AP@10", pairs=True, interval=level, control="none")
     assert list(zip(rows["run_a"], rows["run_b"], strict=True)) == list(zip(want["run_a"], want["run_b"], strict=True))
@@ -318,12 +318,12 @@ def test_compare_pairs_use_the_design_based_pair_intervals(synth, correction):
     assert (rows["ci_low"].to_numpy() == want["lo"].to_numpy()).all()
     assert (rows["ci_high"].to_numpy() == want["hi"].to_numpy()).all()
     assert (rows["significant"].to_numpy() == want["significant"].to_numpy()).all()
-    p = 2 * norm.sf(np.abs(want["value"].to_numpy()) / want["se"].to_numpy())
+    p = 2 * student.sf(np.abs(want["value"].to_numpy()) / want["se"].to_numpy(), want["df"].to_numpy())
     assert np.abs(rows["p_value"].to_numpy() - p).max() <= 1e-12
     assert rows["significant"].any() and not rows["significant"].all()
     assert table.attrs["design_measures"] == [measure]
     # every other measure keeps its paired t-test
-    plain = compare(synth["runs"], synth["qrels"], ["P@5"], correction=correction, alpha=0.5)
+    plain = compare(synth["runs"], synth["qrels"], ["P@5"], correction=correction, alpha=0.8)
     pd.testing.assert_frame_equal(table[table["measure"] == "P@5"].reset_index(drop=True), plain)
     assert "design_measures" not in plain.attrs
 

@@ -190,17 +190,17 @@ def estimate_measure(
     z = np.zeros((R, n_rand))
     binary = (levels >= rel_from).astype(float)
 
-    def add_items(coef: np.ndarray, err_rand: np.ndarray, scale: np.ndarray | None) -> None:
-        # z[run, unit] += coef_item · e_u/π_u · scale (scale per ranking [runs × topics], or none)
+    def add_items(target: np.ndarray, coef: np.ndarray, err_rand: np.ndarray, scale: np.ndarray | None) -> None:
+        # target[run, unit] += coef_item · e_u/π_u · scale (scale per ranking [runs × topics], or none)
         sc = 1.0 if scale is None else scale.reshape(-1)[ranking[on]]
         flat = run_of_item[on] * n_rand + item_col[on]
-        z.reshape(-1)[:] += np.bincount(flat, weights=coef[on] * err_rand[item_col[on]] * sc, minlength=R * n_rand)
+        target.reshape(-1)[:] += np.bincount(flat, weights=coef[on] * err_rand[item_col[on]] * sc, minlength=R * n_rand)
 
     if kind in ("P", "RBP"):
         yhat = units.pseudo(binary)
         coef = np.full(len(rank), 1.0 / k) if kind == "P" else (1.0 - p) * p ** rank.astype(float)
         value = _seg_total(coef * yhat[unit], ranking, n_rank).reshape(R, T)
-        add_items(coef, units.error(binary), None)
+        add_items(z, coef, units.error(binary), None)
         return MeasureEstimate(value, value, z)
     if kind == "R":
         yhat = units.pseudo(binary)
@@ -243,7 +243,7 @@ def estimate_measure(
     raw = np.where(den[None, :] > 0, num / safe[None, :], 0.0)
     # z = (∂N_u e_u/π_u − θ d_u e_u/π_u) / D
     inv = np.where(den > 0, 1.0 / safe, 0.0)
-    add_items(dnum, e, np.broadcast_to(inv[None, :], (R, T)))
+    add_items(z, dnum, e, np.broadcast_to(inv[None, :], (R, T)))
     t_r = units.random_topic
     z -= raw[:, t_r] * (d_err * inv[t_r])[None, :]
     # bias of the ratio: Σ_u (1 − π_u) z_u d_u e_u/π_u / D, per topic
