@@ -38,6 +38,7 @@ Seeded: the same inputs and seed give the same design, bit for bit.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import numpy as np
@@ -128,6 +129,16 @@ def _uncertainty(universe: Universe, predictions: Any, known: np.ndarray, known_
     )
     predicted = np.full(universe.n_units, np.nan)
     predicted[unit[unit >= 0]] = grade[unit >= 0]
+    levels = np.unique(np.r_[0, known_grade])
+    off = np.flatnonzero((unit >= 0) & ~np.isin(grade, levels))
+    if len(known) and len(off):
+        i = int(off[0])
+        value = frame["relevance"].iloc[i]
+        raise ValueError(
+            f"predictions: grade {value.item() if isinstance(value, np.generic) else value!r} of "
+            f"({frame['query_id'].iloc[i]}, {frame['doc_id'].iloc[i]}) is not on the judgments' scale "
+            f"({', '.join(str(int(v)) for v in levels)})"
+        )
     labelled = known[np.isfinite(predicted[known])]
     if len(labelled) == 0:
         return None
@@ -177,7 +188,13 @@ def sample(
             f"with pi = 1 out of the budget; raise the budget or lower certain"
         )
     uniform = _check_share(uniform, "uniform")
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(
+            f"seed={seed!r} is not an integer >= 0; a design records its seed (attrs, write_design), so give an "
+            f"integer (e.g. seed=0)"
+        )
     rng = _check_seed(seed)
+    seed = int(seed)
     universe = Universe(runs, depth, None, score_precision)
     n = universe.n_units
     known_units: list[np.ndarray] = []
@@ -217,6 +234,17 @@ def sample(
     stratum = np.full(n, "", dtype=object)
     stratum[known] = "certain"
     open_units = np.flatnonzero(pi < 1.0)
+    if certain > len(open_units):
+        raise ValueError(
+            f"certain={certain} is more than the {len(open_units)} pairs of the universe not judged already (the "
+            f"runs' top {depth}, less the judged pairs); lower certain"
+        )
+    if budget > len(open_units):
+        warnings.warn(
+            f"budget={budget} is more than the {len(open_units)} pairs of the universe not judged already (the runs' "
+            f"top {depth}, less the judged pairs): every pair is judged (pi = 1), {len(open_units)} judgments expected",
+            stacklevel=2,
+        )
     if certain:
         r = universe.item_rank + 1.0
         ok = universe.item_unit >= 0
@@ -231,6 +259,12 @@ def sample(
         h = _uncertainty(universe, predictions, known, known_grade)
         if h is not None:
             weight = weight * h
+        else:
+            warnings.warn(
+                "predictions= are not used: no judged pair of the universe has a predicted grade to calibrate them on "
+                "(give qrels= or previous= with judgments=)",
+                stacklevel=2,
+            )
     q = np.zeros(n)
     if len(open_units):
         w = weight[open_units]
