@@ -16,8 +16,9 @@ estimates with intervals.
 * ``q_u = (1 − uniform) · prior_u / Σ prior + uniform / N``: proportional to a ``prior`` (``"ap"``: Aslam &
   Pavlu's AP-prior averaged over the runs, statAP's sampling distribution; ``"rrf"``: Σ 1/(60 + rank);
   ``"uniform"``; or a table ``query_id, doc_id, prior``) with a share ``uniform`` of the budget spread
-  evenly, so that no pair has ``pi`` below ``uniform · budget / N`` (a floor keeps the weights 1/pi
-  bounded);
+  evenly, so that no pair has ``pi`` below ``min(1, uniform · (budget − certain) / N)``, ``N`` the pairs
+  outside the certainty stratum (``c ≥ budget − certain`` because ``Σ q = 1``; a floor keeps the weights
+  1/pi bounded);
 * with automatic labels (``predictions=``) and judgments to calibrate them on (``qrels`` or an earlier
   round), ``prior_u`` is multiplied by ``sqrt(p_u (1 − p_u))``, ``p_u`` the calibrated probability that a
   pair with that predicted grade is relevant: pi grows where the labels are unsure (active inference,
