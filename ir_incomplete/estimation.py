@@ -556,8 +556,18 @@ def estimate(
             "estimate all the design's runs together (universe='runs'), not one run at a time"
         )
     universe_runs = None if by_design else frame.attrs.get("runs")
+    # the mean is over the universe's topics, also those where no pair happened to be sampled (their
+    # estimate is 0): as sample records them, else every topic the universe's runs answer
     topics = pd.unique(frame["query_id"].to_numpy())
-    space = Universe(runs, depth, universe_runs, score_precision, topics=topics)
+    recorded_topics = frame.attrs.get("topics")
+    if recorded_topics is not None:
+        topics = pd.unique(np.r_[_ids(np.asarray(list(recorded_topics), dtype=object), "design topics"), topics])
+    from_runs = recorded_topics is None and not by_design
+    space = Universe(runs, depth, universe_runs, score_precision, topics=None if from_runs else topics)
+    if from_runs:
+        more = topics[pd.Index(space.topic_ids).get_indexer(topics) < 0]
+        if len(more):
+            space.set_topics(np.r_[space.topic_ids, more])
     drawn_from = frame.attrs.get("runs")
     if by_design and isinstance(drawn_from, list) and drawn_from:
         strangers = [name for name in space.run_names if name not in drawn_from]

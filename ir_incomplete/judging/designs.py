@@ -303,6 +303,7 @@ def sample(
         "expected_judgments": float(pi[open_units].sum()) + int(certain),
         "universe": int(n),
         "runs": list(universe.run_names),
+        "topics": [str(t) for t in universe.topic_ids],
     }
     return out
 
