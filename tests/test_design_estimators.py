@@ -443,3 +443,37 @@ def test_sample_size_averages_the_budget():
     sizes = [len(sample(runs, budget, depth=150, seed=s, certain=20)) for s in range(200)]
     assert abs(np.mean(sizes) / budget - 1) < 0.01
     assert np.std(sizes) > 5  # the size is random (Poisson design)
+
+
+def test_topics_without_a_sampled_pair_count_in_the_mean():
+    """A Poisson sample may leave a topic without any pair; the mean over topics still counts it (its
+    estimate is 0 for every run), so that the estimate stays unbiased: dropping such topics from the mean
+    gave an expectation of 0.9025 for a true P@2 of 0.75 here."""
+    runs = {
+        "a": pd.DataFrame({"query_id": ["1", "1", "2", "2"], "doc_id": ["x", "y", "x", "z"], "score": [2.0, 1, 2, 1]}),
+        "b": pd.DataFrame({"query_id": ["1", "1", "2", "2"], "doc_id": ["y", "w", "z", "x"], "score": [2.0, 1, 2, 1]}),
+    }
+    grade = {("1", "x"): 1, ("1", "y"): 0, ("1", "w"): 1, ("2", "x"): 1, ("2", "z"): 1}
+    pi = {("1", "x"): 0.5, ("1", "y"): 0.5, ("1", "w"): 0.5, ("2", "x"): 0.4, ("2", "z"): 0.4}
+    qrels = pd.DataFrame([(q, d, g) for (q, d), g in grade.items()], columns=["query_id", "doc_id", "relevance"])
+    truth = np.array([(0.5 + 1.0) / 2, (0.5 + 1.0) / 2])  # P@2 of a and b on topics 1 and 2
+    recorded = sample(runs, 2, depth=2).attrs["topics"]
+    assert recorded == ["1", "2"]
+    variants = {"runs": {}, "topics": {"topics": recorded}}
+    expected = {name: np.zeros(2) for name in [*variants, "one run at a time"]}
+    units = list(pi)
+    for bits in itertools.product([False, True], repeat=len(units)):
+        prob = np.prod([pi[u] if b else 1 - pi[u] for u, b in zip(units, bits, strict=True)])
+        chosen = [u for u, b in zip(units, bits, strict=True) if b]
+        if not chosen:
+            continue  # an empty sample: every estimate is 0 (estimate() refuses a design without pairs)
+        design = pd.DataFrame({"query_id": [u[0] for u in chosen], "doc_id": [u[1] for u in chosen]})
+        design["pi"] = [pi[u] for u in chosen]
+        for name, extra in variants.items():
+            design.attrs = {"depth": 2, "runs": ["a", "b"], **extra}
+            expected[name] += prob * estimate(runs, qrels, design, ["P@2"])["value"].to_numpy()
+        design.attrs = {"depth": 2, "runs": ["a", "b"], "topics": recorded}
+        alone = [estimate({r: runs[r]}, qrels, design, ["P@2"], universe="design")["value"].iloc[0] for r in runs]
+        expected["one run at a time"] += prob * np.array(alone)
+    for name, value in expected.items():
+        np.testing.assert_allclose(value, truth, rtol=0, atol=1e-12, err_msg=name)
