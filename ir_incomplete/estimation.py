@@ -531,6 +531,8 @@ def estimate(
     for name, flag in (("pairs", pairs), ("per_query", per_query)):
         if not isinstance(flag, (bool, np.bool_)):
             raise ValueError(f"{name}={flag!r} is not True or False")
+    if pairs and per_query:
+        raise ValueError("pairs=True and per_query=True cannot be combined: pairs are of run means; choose one")
     if isinstance(min_cell, (bool, np.bool_)) or not isinstance(min_cell, (int, np.integer)) or min_cell < 0:
         raise ValueError(
             f"min_cell={min_cell!r} is not an integer >= 0 (random pairs a cell needs to use its own share)"
