@@ -199,6 +199,12 @@ def test_bad_options(setup, option, value):
         estimate(runs, qrels, design, ["P@5"], **{option: value})
 
 
+def test_pairs_per_query_together(setup):
+    runs, qrels, design = setup
+    with pytest.raises(ValueError, match=r"^pairs=True and per_query=True cannot be combined"):
+        estimate(runs, qrels, design, ["P@5"], pairs=True, per_query=True)
+
+
 # -- runs ------------------------------------------------------------------------------------------------
 
 
