@@ -72,6 +72,11 @@ def parse_estimand(measure: Any, depth: int) -> Estimand:
     import ir_measures
 
     text = measure if isinstance(measure, str) else str(measure)
+    if not isinstance(measure, str) and getattr(measure, "NAME", None) == "R":
+        raise ValueError(
+            f"measure {text!r}: ir_measures' R is recall, which cannot be estimated from a sample; the number of "
+            f"relevant documents is the string 'R' or NumRel"
+        )
     if text.strip() == "R":
         return Estimand("R", depth, 1, 0.0, "R")
     try:
