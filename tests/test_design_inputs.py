@@ -162,6 +162,18 @@ def test_bad_measures(setup, measure, message):
         estimate(runs, qrels, design, [measure])
 
 
+def test_recall_object_is_not_read_as_the_number_of_relevant(setup):
+    """ir_measures' ``R`` is recall; its measure object prints as ``R`` and was estimated as the number of
+    relevant documents."""
+    runs, qrels, design = setup
+    with pytest.raises(ValueError, match=r"^measure 'R': ir_measures' R is recall, which cannot be estimated"):
+        estimate(runs, qrels, design, [ir_measures.R])
+    number = estimate(runs, qrels, design, ["R"])
+    pd.testing.assert_frame_equal(
+        number.drop(columns="measure"), estimate(runs, qrels, design, [ir_measures.NumRel]).drop(columns="measure")
+    )
+
+
 def test_depth_deeper_than_the_design_is_refused(setup):
     """Ranks below the design's depth were never in its universe: a deeper depth= would count them as known
     nonrelevant (P@8 of 0.82 with an interval, no warning) instead of refusing."""
