@@ -113,6 +113,8 @@ def parse_estimand(measure: Any, depth: int) -> Estimand:
             f"measure {text!r}: cut-off {k} is deeper than the design's depth {depth}; documents below rank "
             f"{depth} lie outside the sampled universe"
         )
+    if kind == "RBP" and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1):
+        raise ValueError(f"measure {text!r}: p={p!r} is not a persistence; expected a number > 0 and < 1")
     rel = 1 if rel is None else int(rel)
     if rel < 1:
         raise ValueError(f"measure {text!r}: rel={rel} must be at least 1")
