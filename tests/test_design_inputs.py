@@ -153,6 +153,10 @@ def test_empty_design(setup, tmp_path):
         ("P", r"^measure 'P' is not one estimate\(\) knows"),
         ("AP@6", r"^measure 'AP@6': cut-off 6 is deeper than the design's depth 5"),
         ("RBP(p=0.5)@6", r"^measure 'RBP\(p=0.5\)@6': cut-off 6 is deeper than the design's depth 5"),
+        ("RBP(p=1.5)@5", r"^measure 'RBP\(p=1.5\)@5': p=1.5 is not a persistence; expected a number > 0 and < 1"),
+        ("RBP(p=1)@5", r"^measure 'RBP\(p=1\)@5': p=1.0 is not a persistence"),
+        ("RBP(p=0)@5", r"^measure 'RBP\(p=0\)@5': p=0.0 is not a persistence"),
+        ("RBP(p=-0.5)@5", r"^measure 'RBP\(p=-0.5\)@5': p=-0.5 is not a persistence"),
         ("nDCG(judged_only=True)@5", r"^measure 'nDCG\(judged_only=True\)@5': parameter judged_only= is not supported"),
     ],
 )
