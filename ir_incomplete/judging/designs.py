@@ -101,9 +101,16 @@ def _prior(universe: Universe, prior: Any) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if len(bad):
         raise ValueError(f"prior row {int(bad[0])}: {frame['prior'].iloc[int(bad[0])]!r} is not a number >= 0")
+    from ir_incomplete.data.columns import _ids
+
     unit = universe.lookup(
-        universe.topic_codes(frame["query_id"].astype(str)), frame["doc_id"].astype(str).to_numpy(dtype=object)
+        universe.topic_codes(_ids(frame["query_id"], "prior query_id")), _ids(frame["doc_id"], "prior doc_id")
     )
+    if len(frame) and not (unit >= 0).any():
+        raise ValueError(
+            f"prior table: none of its {len(frame)} pairs is in the universe (the runs' top {universe.depth}), e.g. "
+            f"({frame['query_id'].iloc[0]}, {frame['doc_id'].iloc[0]}); check its query and document ids"
+        )
     out = np.zeros(universe.n_units)
     out[unit[unit >= 0]] = values[unit >= 0]
     return out
