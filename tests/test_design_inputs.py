@@ -349,6 +349,20 @@ def test_predictions_off_the_judgments_scale(setup):
         sample(runs, 10, depth=5, predictions=off)
 
 
+def test_prior_table_ids_as_int_float_and_text_match(setup):
+    """A prior table with float query ids (1.0) used to match no pair (its text '1.0' is not '1'), so every
+    prior was 0 and the design silently uniform."""
+    runs, _, design = setup
+    table = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["d4", "d7", "d0"], "prior": [5.0, 3.0, 4.0]})
+    want = sample(runs, 10, depth=5, prior=table, seed=0)
+    assert not want["pi"].equals(sample(runs, 10, depth=5, prior="uniform", seed=0)["pi"])
+    for ids in (table["query_id"].astype(int), table["query_id"].astype(float)):
+        got = sample(runs, 10, depth=5, prior=table.assign(query_id=ids), seed=0)
+        pd.testing.assert_frame_equal(got, want)
+    with pytest.raises(ValueError, match=r"^prior table: none of its 3 pairs is in the universe .* \(q1, d4\)"):
+        sample(runs, 10, depth=5, prior=table.assign(query_id="q" + table["query_id"]), seed=0)
+
+
 def test_budget_below_the_certainty_stratum(setup):
     runs, _, _ = setup
     with pytest.raises(ValueError, match=r"^budget=3 is below the certainty stratum certain=4"):
