@@ -13,7 +13,8 @@ Usage::
     python benchmarks/bench_design.py [--data DATA_FOLDER] [--repeats N]
 
 Skipped, with a message, when ``../shared/data/trec-covid-round1`` is absent. Exit code 1 when a check
-of the output fails (row counts; an estimate that is not finite).
+of the output fails (row counts; an estimate that is not finite; estimates from files that differ from
+those from runs already read).
 """
 
 from __future__ import annotations
