@@ -281,6 +281,15 @@ def sample(
             q_open = (1.0 - uniform) * w / total + uniform / len(w)
         else:
             q_open = np.full(len(w), 1.0 / len(w))
+        never = np.flatnonzero(q_open <= 0)
+        if len(never) and rest > 0:
+            u = open_units[never[0]]
+            raise ValueError(
+                f"uniform=0 leaves {len(never)} pairs of the universe with prior 0, e.g. "
+                f"({universe.topic_ids[universe.unit_topic[u]]}, {universe.doc_ids[universe.unit_doc[u]]}): they could "
+                f"never be drawn (pi = 0) and every estimate would count them as nonrelevant; give uniform > 0 or "
+                f"every pair a prior > 0"
+            )
         q[open_units] = q_open
         pi[open_units] = inclusion_probabilities(q_open, rest)
     draw = rng.random(n)
