@@ -363,6 +363,17 @@ def test_prior_table_ids_as_int_float_and_text_match(setup):
         sample(runs, 10, depth=5, prior=table.assign(query_id="q" + table["query_id"]), seed=0)
 
 
+def test_pairs_that_could_never_be_drawn(setup):
+    """uniform=0 with a prior table that leaves pairs at 0 gave them pi = 0: never judged, silently counted
+    as nonrelevant by every estimate."""
+    runs, _, _ = setup
+    table = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["d4", "d7", "d0"], "prior": [5.0, 3.0, 4.0]})
+    with pytest.raises(ValueError, match=r"^uniform=0 leaves 17 pairs of the universe with prior 0, e\.g\. \(1, d"):
+        sample(runs, 3, depth=5, prior=table, uniform=0.0, seed=0)
+    full = sample(runs, 3, depth=5, prior="uniform", seed=0, uniform=0.0)
+    assert full.attrs["expected_judgments"] == pytest.approx(3.0, abs=1e-12)
+
+
 def test_budget_below_the_certainty_stratum(setup):
     runs, _, _ = setup
     with pytest.raises(ValueError, match=r"^budget=3 is below the certainty stratum certain=4"):
