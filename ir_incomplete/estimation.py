@@ -535,6 +535,13 @@ def estimate(
     if control not in CONTROLS:
         raise ValueError(f"control={control!r} is not valid; choices: {', '.join(CONTROLS)}")
     depth = _check_depth(depth, frame.attrs.get("depth"))
+    drawn_precision = frame.attrs.get("score_precision")
+    if drawn_precision is not None and drawn_precision != score_precision:
+        raise ValueError(
+            f"score_precision={score_precision!r} differs from the design's {drawn_precision!r}: tied scores would "
+            f"rank differently and the runs' top {depth} would not be the universe the design was drawn from; give "
+            f"score_precision={drawn_precision!r}"
+        )
     for name, flag in (("pairs", pairs), ("per_query", per_query)):
         if not isinstance(flag, (bool, np.bool_)):
             raise ValueError(f"{name}={flag!r} is not True or False")

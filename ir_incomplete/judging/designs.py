@@ -320,6 +320,7 @@ def sample(
         "universe": int(n),
         "runs": list(universe.run_names),
         "topics": [str(t) for t in universe.topic_ids],
+        "score_precision": score_precision,
     }
     return out
 
