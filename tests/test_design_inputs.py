@@ -198,6 +198,19 @@ def test_depth_not_a_positive_integer(setup, depth):
         estimate(runs, qrels, design, ["P@1"], depth=depth)
 
 
+def test_score_precision_of_the_design(setup):
+    """The universe is the runs' top depth in the order of the scores at the design's precision: another
+    precision can rank ties differently and change the universe."""
+    runs, qrels, design = setup
+    assert design.attrs["score_precision"] == "float32"
+    with pytest.raises(ValueError, match=r"^score_precision='float64' differs from the design's 'float32'"):
+        estimate(runs, qrels, design, ["P@5"], score_precision="float64")
+    d64 = sample(runs, 10, depth=5, seed=0, score_precision="float64")
+    pd.testing.assert_frame_equal(
+        estimate(runs, qrels, d64, ["P@5"], score_precision="float64"), estimate(runs, qrels, design, ["P@5"])
+    )
+
+
 def test_design_without_a_recorded_depth_needs_depth(setup):
     runs, qrels, design = setup
     bare = design.copy()
