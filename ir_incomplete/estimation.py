@@ -68,7 +68,9 @@ class Estimand:
 def parse_estimand(measure: Any, depth: int) -> Estimand:
     """``AP@100``, ``nDCG@10``, ``P@10``, ``RBP(p=0.8)@100``, ``R`` (or ``NumRel``), as strings or
     ir_measures measures. A cut-off deeper than ``depth`` is refused (the universe ends there); AP, nDCG
-    and RBP without one are cut at ``depth``."""
+    and RBP without one are cut at ``depth``. RBP is binary, gain ``[grade >= rel]`` (``rel=1`` unless
+    given), as ``RBPResidual`` and ``ir_measures``' ``RBP(p=..,rel=1)``; it is not the graded RBP that
+    ``ir_measures`` means by an RBP without ``rel``."""
     import ir_measures
 
     text = measure if isinstance(measure, str) else str(measure)
