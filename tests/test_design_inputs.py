@@ -416,3 +416,8 @@ def test_numpy_integer_seed_is_recorded_as_an_int(setup, tmp_path):
     pd.testing.assert_frame_equal(got, design)
     assert got.attrs["seed"] == 0 and type(got.attrs["seed"]) is int
     write_design(got, tmp_path / "d.tsv")
+    # the file gives the same estimates as the frame (settings, topics and precision read back)
+    qrels = setup[1]
+    measures = ["P@5", "AP@5", "nDCG@5", "R"]
+    from_file = estimate(runs, qrels, str(tmp_path / "d.tsv"), measures, pairs=True)
+    pd.testing.assert_frame_equal(from_file, estimate(runs, qrels, design, measures, pairs=True), check_exact=True)
