@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ir_incomplete.data.columns import _ids
-from ir_incomplete.data.prepared import PreparedRuns, _row_items, prepare_runs
+from ir_incomplete.data.prepared import PreparedRuns, _row_items, duplicate_message, prepare_runs
 from ir_incomplete.data.qrels import Qrels
 from ir_incomplete.kernels.design import Items, Units, estimate_measure
 
@@ -68,10 +68,17 @@ class Estimand:
 def parse_estimand(measure: Any, depth: int) -> Estimand:
     """``AP@100``, ``nDCG@10``, ``P@10``, ``RBP(p=0.8)@100``, ``R`` (or ``NumRel``), as strings or
     ir_measures measures. A cut-off deeper than ``depth`` is refused (the universe ends there); AP, nDCG
-    and RBP without one are cut at ``depth``."""
+    and RBP without one are cut at ``depth``. RBP is binary, gain ``[grade >= rel]`` (``rel=1`` unless
+    given), as ``RBPResidual`` and ``ir_measures``' ``RBP(p=..,rel=1)``; it is not the graded RBP that
+    ``ir_measures`` means by an RBP without ``rel``."""
     import ir_measures
 
     text = measure if isinstance(measure, str) else str(measure)
+    if not isinstance(measure, str) and getattr(measure, "NAME", None) == "R":
+        raise ValueError(
+            f"measure {text!r}: ir_measures' R is recall, which cannot be estimated from a sample; the number of "
+            f"relevant documents is the string 'R' or NumRel"
+        )
     if text.strip() == "R":
         return Estimand("R", depth, 1, 0.0, "R")
     try:
@@ -108,6 +115,8 @@ def parse_estimand(measure: Any, depth: int) -> Estimand:
             f"measure {text!r}: cut-off {k} is deeper than the design's depth {depth}; documents below rank "
             f"{depth} lie outside the sampled universe"
         )
+    if kind == "RBP" and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1):
+        raise ValueError(f"measure {text!r}: p={p!r} is not a persistence; expected a number > 0 and < 1")
     rel = 1 if rel is None else int(rel)
     if rel < 1:
         raise ValueError(f"measure {text!r}: rel={rel} must be at least 1")
@@ -162,6 +171,7 @@ class Universe:
         if topics is None:
             topics = pd.unique(topic_values[in_universe])
         self.set_topics(topics)
+        _refuse_duplicates(prepared, self.topic_ids)
 
     def set_topics(self, topics: Any) -> None:
         run, topic_values, docs, rank = self._items
@@ -255,6 +265,22 @@ class Universe:
         return out
 
 
+def _refuse_duplicates(prepared: PreparedRuns, topic_ids: np.ndarray) -> None:
+    """``ValueError`` when a run lists a document twice for one of the topics (as trec_eval and
+    :func:`ir_incomplete.evaluate` refuse it): the document would count twice."""
+    rows = prepared.duplicate_rows
+    if not len(rows):
+        return
+    hit = np.flatnonzero(pd.Index(topic_ids).get_indexer(np.asarray(prepared.row_query, dtype=object)[rows]) >= 0)
+    if len(hit):
+        row = rows[hit[0]]
+        raise ValueError(
+            duplicate_message(
+                prepared.run_names[prepared.row_run[row]], prepared.duplicate_docs[hit[0]], prepared.row_query[row]
+            )
+        )
+
+
 def _natural(ids: list) -> list:
     text = [str(i) for i in ids]
     if all(t.lstrip("-").isdigit() for t in text):
@@ -301,6 +327,11 @@ def read_design(design: Any) -> pd.DataFrame:
                 lines.append(line)
         from io import StringIO
 
+        if not "".join(lines).strip():
+            raise ValueError(
+                f"design file {str(design)!r} is empty: a design file holds a header line query_id, doc_id, pi "
+                f"(tab-separated) and one line per judged pair"
+            )
         frame = pd.read_csv(StringIO("".join(lines)), sep="\t", dtype={"query_id": str, "doc_id": str})
     missing = [c for c in DESIGN_COLUMNS if c not in frame.columns]
     if missing:
@@ -309,7 +340,8 @@ def read_design(design: Any) -> pd.DataFrame:
     out["query_id"] = _ids(frame["query_id"], "design query_id")
     out["doc_id"] = _ids(frame["doc_id"], "design doc_id")
     pi = pd.to_numeric(frame["pi"], errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(~(pi > 0) | ~(pi <= 1) | np.isnan(pi))
+    flags = frame["pi"].map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+    bad = np.flatnonzero(~(pi > 0) | ~(pi <= 1) | np.isnan(pi) | flags)
     if len(bad):
         i = int(bad[0])
         raise ValueError(
@@ -330,7 +362,7 @@ def read_design(design: Any) -> pd.DataFrame:
             i = int(np.flatnonzero(certain)[0])
             raise ValueError(
                 f"design row {i}: ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) is in the certainty "
-                f"stratum with pi={pi[i]!r}; certainty pairs are judged with pi = 1"
+                f"stratum with pi={float(pi[i])!r}; certainty pairs are judged with pi = 1"
             )
     out.attrs = attrs
     return out
@@ -383,11 +415,16 @@ def _predicted(universe: Universe, predictions: Any, levels: np.ndarray) -> np.n
     if len(bad):
         i = int(bad[0])
         raise ValueError(
-            f"predictions: grade {frame['relevance'].iloc[i]!r} of ({frame['query_id'].iloc[i]}, "
+            f"predictions: grade {_scalar(frame['relevance'].iloc[i])!r} of ({frame['query_id'].iloc[i]}, "
             f"{frame['doc_id'].iloc[i]}) is not on the judgments' scale ({', '.join(str(int(v)) for v in levels)})"
         )
     out[unit[ok]] = np.searchsorted(levels, grade[ok])
     return out
+
+
+def _scalar(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (so that messages show ``5``, not ``np.int64(5)``)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _cells(universe: Universe, control: str, predicted: np.ndarray | None) -> np.ndarray:
@@ -444,6 +481,46 @@ def _control_variate(
 # -- estimate ---------------------------------------------------------------------------------------------
 
 
+def _warn_outside(names: list[str], share: np.ndarray, est: Estimand) -> None:
+    """Warn about the runs whose top ``k`` reaches outside the universe (with any form of the output)."""
+    flagged = [names[i] for i in np.flatnonzero(share > 0)]
+    if flagged:
+        warnings.warn(
+            f"{len(flagged)} run(s) retrieve documents outside the design's universe in their top "
+            f"{est.k} (e.g. {flagged[0]!r}: {share[names.index(flagged[0])]:.1%}); those count as "
+            f"nonrelevant, so their {est.name} estimates another quantity (column 'outside')",
+            stacklevel=3,
+        )
+
+
+def _check_depth(depth: Any, recorded: Any) -> int:
+    """The universe's depth: ``depth=`` (an integer >= 1, at most the design's) or the design's own."""
+    if depth is not None and (
+        isinstance(depth, (bool, np.bool_)) or not isinstance(depth, (int, np.integer)) or depth < 1
+    ):
+        raise ValueError(f"depth={depth!r} is not an integer >= 1 (the ranks per run and query of the universe)")
+    if recorded is None:
+        if depth is None:
+            raise ValueError(
+                "the design records no depth (a DataFrame whose attrs were lost, or a file without its '# design' "
+                "line): give depth= (the ranks per run and query it was drawn from)"
+            )
+        return int(depth)
+    if isinstance(recorded, bool) or not isinstance(recorded, (int, np.integer)) or recorded < 1:
+        raise ValueError(f"the design's recorded depth {recorded!r} is not an integer >= 1")
+    if depth is not None and depth > recorded:
+        raise ValueError(
+            f"depth={depth} is deeper than the design's depth {recorded}: the pairs below rank {recorded} were never "
+            f"sampled, so they cannot be estimated; leave depth= out (cut-offs up to {recorded} are estimated)"
+        )
+    if depth is not None and depth < recorded:
+        raise ValueError(
+            f"depth={depth} differs from the design's depth {recorded}: the universe is the runs' top {recorded}; "
+            f"leave depth= out and ask for the cut-off you need (e.g. P@{depth})"
+        )
+    return int(recorded)
+
+
 def estimate(
     runs: Any,
     judgments: Any,
@@ -486,17 +563,30 @@ def estimate(
         raise ValueError(f"interval={interval!r} is not a level in (0, 1), e.g. 0.9")
     if control not in CONTROLS:
         raise ValueError(f"control={control!r} is not valid; choices: {', '.join(CONTROLS)}")
-    depth = int(depth if depth is not None else frame.attrs.get("depth", 100))
+    depth = _check_depth(depth, frame.attrs.get("depth"))
+    drawn_precision = frame.attrs.get("score_precision")
+    if drawn_precision is not None and drawn_precision != score_precision:
+        raise ValueError(
+            f"score_precision={score_precision!r} differs from the design's {drawn_precision!r}: tied scores would "
+            f"rank differently and the runs' top {depth} would not be the universe the design was drawn from; give "
+            f"score_precision={drawn_precision!r}"
+        )
+    if not isinstance(per_query, (bool, np.bool_)):
+        raise ValueError(f"per_query={per_query!r} is not True or False")
+    if not (isinstance(pairs, (bool, np.bool_)) or (isinstance(pairs, str) and pairs == "both")):
+        raise ValueError(f"pairs={pairs!r} is not True or False")
+    if pairs and per_query:
+        raise ValueError("pairs=True and per_query=True cannot be combined: pairs are of run means; choose one")
+    if isinstance(min_cell, (bool, np.bool_)) or not isinstance(min_cell, (int, np.integer)) or min_cell < 0:
+        raise ValueError(
+            f"min_cell={min_cell!r} is not an integer >= 0 (random pairs a cell needs to use its own share)"
+        )
     measure_list = [measures] if isinstance(measures, str) or not hasattr(measures, "__iter__") else list(measures)
     if not measure_list:
         raise ValueError("no measures given")
     estimands = [parse_estimand(m, depth) for m in measure_list]
     if not len(frame):
         raise ValueError("the design has no pairs")
-    if pairs not in (True, False, "both"):
-        raise ValueError(f"pairs={pairs!r} is not valid; choices: False (run means), True (every pair's difference)")
-    if pairs is True and per_query:
-        raise ValueError("pairs=True and per_query=True cannot be combined: pair intervals are of run means")
     if universe not in ("runs", "design"):
         raise ValueError(f"universe={universe!r} is not valid; choices: runs, design")
     by_design = universe == "design"
@@ -512,8 +602,28 @@ def estimate(
             "estimate all the design's runs together (universe='runs'), not one run at a time"
         )
     universe_runs = None if by_design else frame.attrs.get("runs")
+    # the mean is over the universe's topics, also those where no pair happened to be sampled (their
+    # estimate is 0): as sample records them, else every topic the universe's runs answer
     topics = pd.unique(frame["query_id"].to_numpy())
-    space = Universe(runs, depth, universe_runs, score_precision, topics=topics)
+    recorded_topics = frame.attrs.get("topics")
+    if recorded_topics is not None:
+        topics = pd.unique(np.r_[_ids(np.asarray(list(recorded_topics), dtype=object), "design topics"), topics])
+    from_runs = recorded_topics is None and not by_design
+    space = Universe(runs, depth, universe_runs, score_precision, topics=None if from_runs else topics)
+    if from_runs:
+        more = topics[pd.Index(space.topic_ids).get_indexer(topics) < 0]
+        if len(more):
+            space.set_topics(np.r_[space.topic_ids, more])
+    drawn_from = frame.attrs.get("runs")
+    if by_design and isinstance(drawn_from, list) and drawn_from:
+        strangers = [name for name in space.run_names if name not in drawn_from]
+        if strangers:
+            warnings.warn(
+                f"run {strangers[0]!r} is not among the runs the design was drawn from ({len(strangers)} such "
+                f"run(s)): the documents it retrieves that those runs do not could never be sampled and count as "
+                f"nonrelevant, so its estimates are of another quantity",
+                stacklevel=2,
+            )
     grades = _grades(judgments, frame)
     topic = space.topic_codes(frame["query_id"])
     unit = space.lookup(topic, frame["doc_id"].to_numpy(dtype=object))
@@ -566,6 +676,7 @@ def estimate(
         share = np.bincount(space.item_run[cut & (space.item_unit < 0)], minlength=n_runs) / np.maximum(
             np.bincount(space.item_run[cut], minlength=n_runs), 1
         )
+        _warn_outside(names, share, est)
         if per_query:
             out.append(
                 pd.DataFrame(
@@ -635,14 +746,6 @@ def estimate(
                     }
                 )
             )
-            flagged = [names[i] for i in np.flatnonzero(share > 0)]
-            if flagged:
-                warnings.warn(
-                    f"{len(flagged)} run(s) retrieve documents outside the design's universe in their top "
-                    f"{est.k} (e.g. {flagged[0]!r}: {share[names.index(flagged[0])]:.1%}); those count as "
-                    f"nonrelevant, so their {est.name} estimates another quantity (column 'outside')",
-                    stacklevel=2,
-                )
     attrs = {"interval": interval, "control": control, "depth": depth, "topics": n_topics}
     if pairs == "both" and not per_query:
         tables = []

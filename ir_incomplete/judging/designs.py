@@ -19,8 +19,9 @@ estimates with intervals.
   ``"bandit"``, ``"judge_next"``) or as a :class:`~ir_incomplete.judging.strategy.Strategy` object, whose
   priorities over the pairs, from the judgments so far, :func:`~ir_incomplete.judging.strategy_prior`
   gives; or a table ``query_id, doc_id, prior``) with a share ``uniform`` of the budget spread
-  evenly, so that no pair has ``pi`` below ``uniform · budget / N`` (a floor keeps the weights 1/pi
-  bounded);
+  evenly, so that no pair has ``pi`` below ``min(1, uniform · (budget − certain) / N)``, ``N`` the pairs
+  outside the certainty stratum (``c ≥ budget − certain`` because ``Σ q = 1``; a floor keeps the weights
+  1/pi bounded);
 * with automatic labels (``predictions=``) and judgments to calibrate them on (``qrels`` or an earlier
   round), ``prior_u`` is multiplied by ``sqrt(p_u (1 − p_u))``, ``p_u`` the calibrated probability that a
   pair with that predicted grade is relevant: pi grows where the labels are unsure (active inference,
@@ -41,6 +42,7 @@ Seeded: the same inputs and seed give the same design, bit for bit.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import numpy as np
@@ -112,9 +114,16 @@ def _prior(
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if len(bad):
         raise ValueError(f"prior row {int(bad[0])}: {frame['prior'].iloc[int(bad[0])]!r} is not a number >= 0")
+    from ir_incomplete.data.columns import _ids
+
     unit = universe.lookup(
-        universe.topic_codes(frame["query_id"].astype(str)), frame["doc_id"].astype(str).to_numpy(dtype=object)
+        universe.topic_codes(_ids(frame["query_id"], "prior query_id")), _ids(frame["doc_id"], "prior doc_id")
     )
+    if len(frame) and not (unit >= 0).any():
+        raise ValueError(
+            f"prior table: none of its {len(frame)} pairs is in the universe (the runs' top {universe.depth}), e.g. "
+            f"({frame['query_id'].iloc[0]}, {frame['doc_id'].iloc[0]}); check its query and document ids"
+        )
     out = np.zeros(universe.n_units)
     out[unit[unit >= 0]] = values[unit >= 0]
     return out
@@ -141,6 +150,16 @@ def _uncertainty(universe: Universe, predictions: Any, known: np.ndarray, known_
     )
     predicted = np.full(universe.n_units, np.nan)
     predicted[unit[unit >= 0]] = grade[unit >= 0]
+    levels = np.unique(np.r_[0, known_grade])
+    off = np.flatnonzero((unit >= 0) & ~np.isin(grade, levels))
+    if len(known) and len(off):
+        i = int(off[0])
+        value = frame["relevance"].iloc[i]
+        raise ValueError(
+            f"predictions: grade {value.item() if isinstance(value, np.generic) else value!r} of "
+            f"({frame['query_id'].iloc[i]}, {frame['doc_id'].iloc[i]}) is not on the judgments' scale "
+            f"({', '.join(str(int(v)) for v in levels)})"
+        )
     labelled = known[np.isfinite(predicted[known])]
     if len(labelled) == 0:
         return None
@@ -190,7 +209,13 @@ def sample(
             f"with pi = 1 out of the budget; raise the budget or lower certain"
         )
     uniform = _check_share(uniform, "uniform")
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(
+            f"seed={seed!r} is not an integer >= 0; a design records its seed (attrs, write_design), so give an "
+            f"integer (e.g. seed=0)"
+        )
     rng = _check_seed(seed)
+    seed = int(seed)
     universe = Universe(runs, depth, None, score_precision)
     n = universe.n_units
     known_units: list[np.ndarray] = []
@@ -230,6 +255,17 @@ def sample(
     stratum = np.full(n, "", dtype=object)
     stratum[known] = "certain"
     open_units = np.flatnonzero(pi < 1.0)
+    if certain > len(open_units):
+        raise ValueError(
+            f"certain={certain} is more than the {len(open_units)} pairs of the universe not judged already (the "
+            f"runs' top {depth}, less the judged pairs); lower certain"
+        )
+    if budget > len(open_units):
+        warnings.warn(
+            f"budget={budget} is more than the {len(open_units)} pairs of the universe not judged already (the runs' "
+            f"top {depth}, less the judged pairs): every pair is judged (pi = 1), {len(open_units)} judgments expected",
+            stacklevel=2,
+        )
     if certain:
         r = universe.item_rank + 1.0
         ok = universe.item_unit >= 0
@@ -245,6 +281,12 @@ def sample(
         h = _uncertainty(universe, predictions, known, known_grade)
         if h is not None:
             weight = weight * h
+        else:
+            warnings.warn(
+                "predictions= are not used: no judged pair of the universe has a predicted grade to calibrate them on "
+                "(give qrels= or previous= with judgments=)",
+                stacklevel=2,
+            )
     q = np.zeros(n)
     if len(open_units):
         w = weight[open_units]
@@ -253,6 +295,15 @@ def sample(
             q_open = (1.0 - uniform) * w / total + uniform / len(w)
         else:
             q_open = np.full(len(w), 1.0 / len(w))
+        never = np.flatnonzero(q_open <= 0)
+        if len(never) and rest > 0:
+            u = open_units[never[0]]
+            raise ValueError(
+                f"uniform=0 leaves {len(never)} pairs of the universe with prior 0, e.g. "
+                f"({universe.topic_ids[universe.unit_topic[u]]}, {universe.doc_ids[universe.unit_doc[u]]}): they could "
+                f"never be drawn (pi = 0) and every estimate would count them as nonrelevant; give uniform > 0 or "
+                f"every pair a prior > 0"
+            )
         q[open_units] = q_open
         pi[open_units] = inclusion_probabilities(q_open, rest)
     draw = rng.random(n)
@@ -282,6 +333,8 @@ def sample(
         "expected_judgments": float(pi[open_units].sum()) + int(certain),
         "universe": int(n),
         "runs": list(universe.run_names),
+        "topics": [str(t) for t in universe.topic_ids],
+        "score_precision": score_precision,
     }
     return out
 
