@@ -65,7 +65,7 @@ def test_complete_design_equals_plain_measures(depth):
     ours = [f"{m}@{k}" for m in ("AP", "nDCG", "P") for k in (3, depth)]
     plain = list(ours) + [f"RBPResidual(p=0.8)@{k}" for k in (3, depth)] + ["NumRel"]
     ours += [f"RBP(p=0.8)@{k}" for k in (3, depth)] + ["R"]
-    got = estimate(runs, judgments, design, ours, per_query=True)
+    got = estimate(runs, judgments, design, ours, per_query=True, control="none")
     want = ir_incomplete.evaluate(runs, restricted, plain, per_query=True)
     assert len(got) == len(want) == len(runs) * len(TOPICS) * len(ours)
     assert want["measure"].nunique() == len(plain)  # labels in the order of the measures asked for
@@ -73,13 +73,13 @@ def test_complete_design_equals_plain_measures(depth):
         a = got[got["measure"] == mine].set_index(["run", "query_id"])["value"]
         b = want[want["measure"] == want["measure"].unique()[plain.index(theirs)]].set_index(["run", "query_id"])
         np.testing.assert_allclose(a, b["value"].reindex(a.index), rtol=0, atol=1e-12, err_msg=mine)
-    means = estimate(runs, judgments, design, ours)
+    means = estimate(runs, judgments, design, ours, control="none")
     np.testing.assert_allclose(
         means["value"], got.groupby(["measure", "run"], sort=False)["value"].mean().to_numpy(), rtol=0, atol=1e-15
     )
     assert (means["se"] == 0).all() and (means["lo"] == means["value"]).all() and (means["outside"] == 0).all()
     # R is the number of relevant (grade >= 1) universe pairs per topic
-    r = estimate(runs, judgments, design, ["R"], per_query=True)
+    r = estimate(runs, judgments, design, ["R"], per_query=True, control="none")
     counts = restricted[restricted["relevance"] >= 1].groupby("query_id").size()
     np.testing.assert_array_equal(r["value"].to_numpy(), counts.reindex(r["query_id"]).to_numpy(dtype=float))
 
@@ -95,9 +95,9 @@ def test_rbp_is_binary_rbp_with_rel():
     design = universe.assign(pi=1.0).reset_index(drop=True)
     design.attrs = {"depth": 6, "runs": list(runs)}
     restricted = judgments.merge(universe, on=["query_id", "doc_id"])
-    plain = estimate(runs, judgments, design, ["RBP(p=0.8)@6"], per_query=True)["value"].to_numpy()
-    rel1 = estimate(runs, judgments, design, ["RBP(p=0.8,rel=1)@6"], per_query=True)["value"].to_numpy()
-    rel2 = estimate(runs, judgments, design, ["RBP(p=0.8,rel=2)@6"], per_query=True)["value"].to_numpy()
+    plain = estimate(runs, judgments, design, ["RBP(p=0.8)@6"], per_query=True, control="none")["value"].to_numpy()
+    rel1 = estimate(runs, judgments, design, ["RBP(p=0.8,rel=1)@6"], per_query=True, control="none")["value"].to_numpy()
+    rel2 = estimate(runs, judgments, design, ["RBP(p=0.8,rel=2)@6"], per_query=True, control="none")["value"].to_numpy()
     np.testing.assert_array_equal(plain, rel1)
     for rel, values in ((1, rel1), (2, rel2)):
         want = ir_incomplete.evaluate(runs, restricted, [f"RBPResidual(p=0.8,rel={rel})@6"], per_query=True)
@@ -247,9 +247,9 @@ def test_pairs_are_differences_with_their_own_standard_error():
     runs, judgments, design = _sampled_setup()
     names = list(runs)
     measures = ["P@5", "RBP(p=0.8)@6", "AP@6", "nDCG@5", "R"]
-    means = estimate(runs, judgments, design, measures)
-    pairs = estimate(runs, judgments, design, measures, pairs=True)
-    assert list(pairs.columns) == ["run_a", "run_b", "measure", "value", "lo", "hi", "se", "significant"]
+    means = estimate(runs, judgments, design, measures, control="none")
+    pairs = estimate(runs, judgments, design, measures, pairs=True, control="none")
+    assert list(pairs.columns) == ["run_a", "run_b", "measure", "value", "lo", "hi", "se", "df", "significant"]
     for m in measures:
         got = pairs[pairs["measure"] == m]
         assert list(zip(got["run_a"], got["run_b"], strict=True)) == list(itertools.combinations(names, 2))
@@ -299,9 +299,34 @@ def _ap_by_hand(runs, yhat: dict, k: int) -> np.ndarray:
     return np.array(values)
 
 
+def _ap_product_terms(runs, yhat: dict, v: dict, k: int) -> np.ndarray:
+    """[runs × (topic, unit pair)] of AP's numerator products: sqrt(v_i v_j) / (m_j R̂_t), i ranked before j
+    (m_j the later 1-based rank), both random sampled; the Gram matrix over topics is their covariance."""
+    columns: dict = {}
+    rows = []
+    for run in runs.values():
+        top = _top(run, k)
+        entry = {}
+        for t in TOPICS:
+            den = sum(val for (q, _), val in yhat.items() if q == t)
+            docs = top[top["query_id"] == t]["doc_id"].tolist()
+            for j, dj in enumerate(docs):
+                for di in docs[:j]:
+                    if (t, di) in v and (t, dj) in v and den > 0:
+                        key = (t, *sorted((di, dj)))
+                        entry[columns.setdefault(key, len(columns))] = np.sqrt(v[(t, di)] * v[(t, dj)]) / (j + 1) / den
+        rows.append(entry)
+    out = np.zeros((len(runs), len(columns)))
+    for r, entry in enumerate(rows):
+        for c, val in entry.items():
+            out[r, c] = val
+    return out
+
+
 def test_ap_standard_errors_match_a_numerical_linearisation():
-    """se of AP@k of each run and of each pair = sqrt(Σ (1 − π) (∂θ/∂ŷ_u · y_u / π_u)²), the derivative
-    taken numerically from AP written out by hand."""
+    """se² of AP@k of each run and of each pair = Σ (1 − π) (∂θ/∂ŷ_u · y_u / π_u)² (the derivative taken
+    numerically from AP written out by hand) plus the second-order variance of the numerator's products,
+    Σ_{i<j} v_i v_j / (m_j R̂)² with v = (1 − π) y² / π², all over T²."""
     runs, judgments, design = _sampled_setup()
     k = 6
     grade = judgments.set_index(["query_id", "doc_id"])["relevance"]
@@ -319,18 +344,21 @@ def test_ap_standard_errors_match_a_numerical_linearisation():
         down[keys[i]] -= h
         grad[:, j] = (_ap_by_hand(runs, up, k) - _ap_by_hand(runs, down, k)) / (2 * h)
     z = grad * (y[random] / pi[random])[None, :] * np.sqrt(1 - pi[random])[None, :]
-    means = estimate(runs, judgments, design, [f"AP@{k}"])
+    v = {keys[i]: (1 - pi[i]) * (y[i] / pi[i]) ** 2 for i in random if y[i] > 0}
+    m2 = _ap_product_terms(runs, yhat, v, k) / len(TOPICS)
+    means = estimate(runs, judgments, design, [f"AP@{k}"], control="none")
     raw = estimate_measure_raw_means(runs, judgments, design, k)
     np.testing.assert_allclose(raw, base, rtol=0, atol=1e-12)
     assert (means["se"] > 0.01).all()
-    np.testing.assert_allclose(means["se"], np.sqrt((z**2).sum(axis=1)), rtol=1e-6, atol=1e-12)
-    pairs = estimate(runs, judgments, design, [f"AP@{k}"], pairs=True)
+    assert (m2**2).sum() > 0  # the setup has products of two sampled relevant documents
+    np.testing.assert_allclose(means["se"], np.sqrt((z**2).sum(axis=1) + (m2**2).sum(axis=1)), rtol=1e-6, atol=1e-12)
+    pairs = estimate(runs, judgments, design, [f"AP@{k}"], pairs=True, control="none")
     index = {name: i for i, name in enumerate(runs)}
     for a, b, se in zip(pairs["run_a"], pairs["run_b"], pairs["se"], strict=True):
-        want = np.sqrt(((z[index[a]] - z[index[b]]) ** 2).sum())
+        want = np.sqrt(((z[index[a]] - z[index[b]]) ** 2).sum() + ((m2[index[a]] - m2[index[b]]) ** 2).sum())
         assert se == pytest.approx(want, rel=1e-6, abs=1e-12)
         var_a, var_b = means["se"].iloc[index[a]] ** 2, means["se"].iloc[index[b]] ** 2
-        cov = (z[index[a]] * z[index[b]]).sum()
+        cov = (z[index[a]] * z[index[b]]).sum() + (m2[index[a]] * m2[index[b]]).sum()
         assert se == pytest.approx(np.sqrt(var_a + var_b - 2 * cov), rel=1e-6, abs=1e-12)
 
 
@@ -529,9 +557,12 @@ def test_topics_without_a_sampled_pair_count_in_the_mean():
         design["pi"] = [pi[u] for u in chosen]
         for name, extra in variants.items():
             design.attrs = {"depth": 2, "runs": ["a", "b"], **extra}
-            expected[name] += prob * estimate(runs, qrels, design, ["P@2"])["value"].to_numpy()
+            expected[name] += prob * estimate(runs, qrels, design, ["P@2"], control="none")["value"].to_numpy()
         design.attrs = {"depth": 2, "runs": ["a", "b"], "topics": recorded}
-        alone = [estimate({r: runs[r]}, qrels, design, ["P@2"], universe="design")["value"].iloc[0] for r in runs]
+        alone = [
+            estimate({r: runs[r]}, qrels, design, ["P@2"], universe="design", control="none")["value"].iloc[0]
+            for r in runs
+        ]
         expected["one run at a time"] += prob * np.array(alone)
     for name, value in expected.items():
         np.testing.assert_allclose(value, truth, rtol=0, atol=1e-12, err_msg=name)
