@@ -349,7 +349,8 @@ def _check_strata(out: pd.DataFrame, attrs: dict) -> np.ndarray:
         strata = np.zeros((0, 2))
     if not len(strata) or not np.all(np.isfinite(strata)) or np.any(strata != np.round(strata)):
         raise ValueError(
-            f"a stratified design needs its settings' strata, a list of [N_h, n_h] (integers) per stratum; got {table!r}"
+            f"a stratified design needs its settings' strata, a list of [N_h, n_h] (integers) per stratum; "
+            f"got {table!r}"
         )
     size, n = strata[:, 0], strata[:, 1]
     bad = np.flatnonzero((n < 0) | (n > size) | ((n < 2) & (n < size) & (size >= 2)))
@@ -376,8 +377,8 @@ def _check_strata(out: pd.DataFrame, attrs: dict) -> np.ndarray:
     if len(off):
         i = int(off[0])
         raise ValueError(
-            f"design row {i}: pi={pi[i]!r} of ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) disagrees with its "
-            f"stratum {int(sid[i])}: n_h/N_h = {rate[i]!r}"
+            f"design row {i}: pi={float(pi[i])!r} of ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) disagrees "
+            f"with its stratum {int(sid[i])}: n_h/N_h = {float(rate[i])!r}"
         )
     rows = np.bincount(sid[sid >= 0], minlength=len(strata))
     short = np.flatnonzero(rows != n)

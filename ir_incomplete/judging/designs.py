@@ -360,7 +360,7 @@ def sample(
     }
     if design == "stratified":
         out.attrs["design"] = "stratified"
-        out.attrs["strata"] = [[int(a), int(b)] for a, b in zip(size_h, n_h)]
+        out.attrs["strata"] = [[int(a), int(b)] for a, b in zip(size_h, n_h, strict=True)]
         out.attrs["expected_judgments"] = int(n_h.sum()) + int(certain)
     return out
 

@@ -287,9 +287,7 @@ def estimate_measure(
             before_h = np.empty(len(xs))
             after_h = np.empty(len(xs))
             before_h[order] = _seg_exclusive_cumsum(xs, ks)
-            after_h[order] = (
-                _seg_total(xs / ms, ks, n_rank * n_h)[ks] - _seg_exclusive_cumsum(xs / ms, ks) - xs / ms
-            )
+            after_h[order] = _seg_total(xs / ms, ks, n_rank * n_h)[ks] - _seg_exclusive_cumsum(xs / ms, ks) - xs / ms
             extra = np.where(is_rand, units.kappa[h_item] - 1.0, 0.0)
             num = num + _seg_total(extra * xe * before_h / m, ranking, n_rank).reshape(R, T)
             dnum = dnum + extra * (before_h / m + after_h)
@@ -331,9 +329,7 @@ def estimate_measure(
     else:
         correction = _srs_cross(z, d_err * inv[t_r], t_r, units, T)
     second = (
-        _product_terms(
-            v, ranking, rank, unit, R, T, inv, units.n_units, units.stratum, getattr(units, "kappa", None)
-        )
+        _product_terms(v, ranking, rank, unit, R, T, inv, units.n_units, units.stratum, getattr(units, "kappa", None))
         if kind == "AP"
         else None
     )
