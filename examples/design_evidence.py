@@ -183,19 +183,25 @@ def main(argv=None):
     prepared = prepare_runs({p.name[:-3]: str(p) for p in run_files})
     space, truth, means = universe_truth(prepared, covid / "qrels.complete-topics1-30.txt.gz")
     round1 = covid / "qrels.round1.txt.gz"
-    settings = [("COVID 2,000", 2000, None)] if args.quick else [
-        ("COVID 1,000", 1000, None),
-        ("COVID 2,000", 2000, None),
-        ("COVID 4,000", 4000, None),
-        ("COVID round 1 + 2,000", 2000, round1),
-    ]
+    settings = (
+        [("COVID 2,000", 2000, None)]
+        if args.quick
+        else [
+            ("COVID 1,000", 1000, None),
+            ("COVID 2,000", 2000, None),
+            ("COVID 4,000", 4000, None),
+            ("COVID round 1 + 2,000", 2000, round1),
+        ]
+    )
     rows, baselines, kappa_note = [], {}, {}
     for name, budget, certain in settings:
         if certain is None:
             known = np.zeros(0, dtype=np.int64)
         else:
             r1 = Qrels.from_any(certain).to_frame()
-            known = space.lookup(space.topic_codes(r1["query_id"].astype(str)), r1["doc_id"].astype(str).to_numpy(object))
+            known = space.lookup(
+                space.topic_codes(r1["query_id"].astype(str)), r1["doc_id"].astype(str).to_numpy(object)
+            )
             known = np.unique(known[known >= 0])
         baselines[name] = pool_scores(prepared, truth, priority_pool(space, budget, known), means)
         for labeler in labelers:
@@ -230,10 +236,13 @@ def main(argv=None):
         .mean()
         .reset_index()
     )
-    summary["pool tau"] = [baselines[s][m][0] for s, m in zip(summary["setting"], summary["measure"])]
-    summary["pool rmse"] = [baselines[s][m][1] for s, m in zip(summary["setting"], summary["measure"])]
-    print(f"{repeats} repeats per setting; 90 % intervals; labeler kappa (repeat 0, on the pairs the complete qrels judge): "
-          + ", ".join(f"{k} {v:.2f}" for k, v in kappa_note.items()))
+    summary["pool tau"] = [baselines[s][m][0] for s, m in zip(summary["setting"], summary["measure"], strict=True)]
+    summary["pool rmse"] = [baselines[s][m][1] for s, m in zip(summary["setting"], summary["measure"], strict=True)]
+    print(
+        f"{repeats} repeats per setting; 90 % intervals; "
+        "labeler kappa (repeat 0, on the pairs the complete qrels judge): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in kappa_note.items())
+    )
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"({time.time() - started:.0f} s)")
@@ -249,20 +258,20 @@ def draw(summary, path):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
-    labels = [f"{s}\n{lab}" for s, lab in zip(summary["setting"], summary["labeler"])]
-    for ax, m in zip(axes[:2], MEASURES):
+    labels = [f"{s}\n{lab}" for s, lab in zip(summary["setting"], summary["labeler"], strict=True)]
+    for ax, m in zip(axes[:2], MEASURES, strict=True):
         part = summary[summary["measure"] == m]
         y = np.arange(len(part))
         ax.axvspan(0.87, 0.93, color="0.9", label="goal 0.87–0.93")
         ax.scatter(part["coverage"], y, marker="o", label="run means")
         ax.scatter(part["pair coverage"], y, marker="x", label="pairs")
         ax.axvline(0.9, color="0.5", lw=0.8)
-        ax.set_yticks(y, [lab for lab, s in zip(labels, summary["measure"]) if s == m], fontsize=6)
+        ax.set_yticks(y, [lab for lab, s in zip(labels, summary["measure"], strict=True) if s == m], fontsize=6)
         ax.set_xlim(0.5, 1.0)
         ax.set_title(f"{m}: coverage of 90 % intervals", fontsize=9)
         ax.legend(fontsize=6, loc="lower left")
     ax = axes[2]
-    for m, marker in zip(MEASURES, ("o", "s")):
+    for m, marker in zip(MEASURES, ("o", "s"), strict=True):
         part = summary[summary["measure"] == m]
         ax.scatter(part["pool tau"], part["tau"], marker=marker, label=m)
     lim = [0.6, 1.0]
