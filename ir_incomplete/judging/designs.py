@@ -36,12 +36,17 @@ expectation, not in each draw.
 when the number of judgments must be the budget in every draw (a paid batch, a fixed assessor time),
 not only in expectation:
 
-* the certainty stratum as above; the open pairs are cut into ``strata`` groups (default 10) of equal
-  size by the quantiles of the same ``q``, global over all topics (the groups hold pairs of every
-  topic: with ~2,000 judgments over 30 topics per-topic strata would hold a handful of pairs each, the
-  minimum of 2 per stratum would pull the allocation away from ``q`` and the per-stratum variances
-  would rest on two or three pairs; global strata keep ``n_h`` in the hundreds. This is reasoned, not
-  measured); pairs with equal ``q`` at a boundary are split by their order in the universe;
+* the certainty stratum as above; the open pairs are cut into ``strata`` groups (default 10) at the
+  quantiles of the same ``q`` *weighted by the Poisson design's* ``min(1, c·q)``, so that each group
+  expects about the same number of judgments; pairs with equal ``q`` at a boundary are split by their
+  order in the universe. Weighted, not equal-count, because ``q`` is skewed: equal-count groups put
+  the pairs that many runs rank high together with ten times as many rarely-ranked ones at one rate
+  (measured on TREC-COVID round 1, 143 runs, 2,000 judgments, 10 seeds: AP@100 RMSE 0.024 and 90 %
+  coverage 0.82 with equal-count groups, 0.0165 and 0.88 weighted, 0.0159 and 0.88 for the Poisson
+  design). Global over all topics, not per topic: strata of topic × ``q`` band measured no better
+  (RMSE 0.0169, coverage 0.87, bias 0.005 against 0.003), and with ~2,000 judgments over 30 topics
+  per-topic strata hold a few pairs each, so the minimum of 2 per stratum pulls the allocation away
+  from ``q``;
 * ``n_h`` proportional to ``Σ_{u∈h} min(1, c·q_u)`` (the Poisson design's expected count in the
   stratum: ``Σ q`` with the same cap at 1), at most ``N_h``, at least 2 where ``N_h ≥ 2`` (a stratum's
   variance needs two), rounded by largest remainder so that ``Σ n_h`` is ``budget − certain`` exactly
@@ -131,7 +136,14 @@ def _strata_of(q: np.ndarray, pi: np.ndarray, rest: int, strata: int) -> tuple[n
     groups = max(1, min(strata, count // 2, rest // 2))
     order = np.argsort(q, kind="stable")
     stratum = np.empty(count, dtype=np.int64)
-    stratum[order] = np.repeat(np.arange(groups), [len(part) for part in np.array_split(order, groups)])
+    if count:
+        # quantiles of q weighted by pi (the Poisson design's probabilities): each stratum holds about
+        # 1/groups of the expected sample; a pair's midpoint of cumulated pi decides its stratum
+        cum = np.cumsum(pi[order])
+        share = (cum - pi[order] / 2.0) / cum[-1]
+        cut = np.minimum((share * groups).astype(np.int64), groups - 1)
+        stratum[order] = np.unique(cut, return_inverse=True)[1].reshape(-1)
+        groups = int(stratum.max()) + 1
     size = np.bincount(stratum, minlength=groups)
     target = np.bincount(stratum, weights=pi, minlength=groups)
     return stratum, size, stratum_sizes(target, size, rest)
