@@ -299,3 +299,40 @@ def test_enumeration_linear_variance_and_covariance_with_a_control_variate(kind)
     values = np.array(values)
     exact = np.cov(values.T, bias=True)
     np.testing.assert_allclose(np.mean(estimates, axis=0), exact, rtol=0, atol=1e-12)
+
+
+def test_ratio_correction_uses_the_without_replacement_covariance():
+    """The per-topic covariance of the ratio bias correction, against its definition written out."""
+    from ir_incomplete.kernels.design import _srs_cross
+
+    mask = np.array([True, False, True, False, True, True, True, True])
+    units, _ = _kernel_inputs(mask, np.zeros((8, 3)))
+    rng = np.random.default_rng(3)
+    z = rng.normal(size=(3, len(units.random)))
+    w = rng.normal(size=len(units.random))
+    t_r, h = units.random_topic, units.random_stratum
+    expected = np.zeros((3, 2))
+    for t in range(2):
+        zt = np.where(t_r == t, z, 0.0)
+        wt = np.where(t_r == t, w, 0.0)
+        for s in range(len(STRATA)):
+            m = h == s
+            size, n = STRATA[s]
+            c = (1 - n / size) * n / (n - 1)
+            zc = zt[:, m] - zt[:, m].mean(axis=1, keepdims=True)
+            expected[:, t] += c * zc @ (wt[m] - wt[m].mean())
+    np.testing.assert_allclose(_srs_cross(z, w, t_r, units, 2), expected, rtol=1e-12, atol=1e-15)
+
+
+def test_second_order_term_reweights_same_stratum_pairs():
+    from ir_incomplete.kernels.design import _product_terms
+
+    # one ranking of three units: 0 and 1 share stratum 0, unit 2 is in stratum 1
+    v = np.array([0.5, 2.0, 1.5])
+    ranking, rank, unit = np.zeros(3, dtype=np.int64), np.arange(3), np.arange(3)
+    kappa = np.array([1.5, 1.2])
+    plain = _product_terms(v, ranking, rank, unit, 1, 1, np.ones(1), 3).toarray()
+    srs = _product_terms(v, ranking, rank, unit, 1, 1, np.ones(1), 3, np.array([0, 0, 1]), kappa).toarray()
+    # pairs (0, 1), (0, 2), (1, 2): only the first is within a stratum
+    np.testing.assert_allclose(srs, plain * np.sqrt([1.5, 1.0, 1.0]), rtol=1e-15)
+    np.testing.assert_allclose(plain, [[np.sqrt(1.0) / 2, np.sqrt(0.75) / 3, np.sqrt(3.0) / 3]], rtol=1e-15)
