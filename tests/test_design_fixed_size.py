@@ -336,3 +336,22 @@ def test_second_order_term_reweights_same_stratum_pairs():
     # pairs (0, 1), (0, 2), (1, 2): only the first is within a stratum
     np.testing.assert_allclose(srs, plain * np.sqrt([1.5, 1.0, 1.0]), rtol=1e-15)
     np.testing.assert_allclose(plain, [[np.sqrt(1.0) / 2, np.sqrt(0.75) / 3, np.sqrt(3.0) / 3]], rtol=1e-15)
+
+
+def test_command_line_draws_the_same_fixed_size_design(tmp_path, capsys):
+    from ir_incomplete.cli import main
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name, frame in _runs().items():
+        lines = [f"{q} Q0 {d} {i % 12 + 1} {s} {name}" for i, (q, d, s) in enumerate(frame.itertuples(index=False))]
+        (folder / name).write_text("\n".join(lines) + "\n")
+    path = tmp_path / "design.tsv"
+    argv = ["sample", str(folder), "--depth", "12", "--budget", "30", "--seed", "4", "--design", "stratified"]
+    assert main([*argv, "--strata", "4", "-o", str(path)]) == 0
+    got = read_design(str(path))
+    expected = sample(_runs(), 30, depth=12, seed=4, design="stratified", strata=4)
+    pd.testing.assert_frame_equal(got, read_design(expected), check_exact=True)
+    assert got.attrs["strata"] == expected.attrs["strata"] and len(got) == 30
+    assert main([*argv, "--strata", "0"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--strata 0 is not valid; expected a number of groups >= 1")
