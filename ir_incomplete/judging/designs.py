@@ -29,8 +29,9 @@ estimates with intervals.
 
 Why Poisson rather than a fixed-size design: the pairs are independent, so every measure's estimator
 (AP's numerator is a sum over pairs of pairs) is unbiased with ``pi_uv = pi_u pi_v`` and its variance
-has a closed form; a fixed-size design would need joint inclusion probabilities. The budget is exact in
-expectation, not in each draw.
+has a closed form; a fixed-size design needs joint inclusion probabilities. The budget is exact in
+expectation, not in each draw; ``design="stratified"`` (below) is the fixed-size alternative, whose
+joint probabilities are known in closed form.
 
 **Fixed size** (``design="stratified"``): stratified simple random sampling without replacement, for
 when the number of judgments must be the budget in every draw (a paid batch, a fixed assessor time),
