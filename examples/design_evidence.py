@@ -1,6 +1,7 @@
 """Do design-based intervals hold? Coverage, RMSE and ranking of probability samples on TREC-COVID and Robust04.
 
     python examples/design_evidence.py [DATA_FOLDER] [--repeats 50] [--quick] [--out DIR] [--figure PNG]
+        [--design poisson|stratified]
 
 For each setting, ``--repeats`` seeded repeats (default 50; seeds 0, 1, ...) draw a Poisson sample with
 :func:`ir_incomplete.judging.sample` (AP-prior, 10 % uniform floor), judge it from the complete
@@ -20,7 +21,8 @@ Reported per setting (means over repeats): Kendall τ of the run ranking against
 bias of the run means, coverage of the 90 % intervals of run means and of all pairs' differences, mean
 interval width, and the same-budget priority pool (Σ over runs of 1/(1 + rank), ranks from 1; plain
 measure, unjudged = nonrelevant) for τ and RMSE. ``--quick``: 3 repeats, 40 runs, TREC-COVID 2,000 only.
-The full run takes about 40 minutes on two cores.
+The full run takes about 40 minutes on two cores. ``--design stratified`` draws the fixed-size design
+instead (``sample(..., design="stratified")``: exactly the budget in every repeat).
 """
 
 from __future__ import annotations
@@ -114,8 +116,8 @@ def pool_scores(prepared, truth, units, means):
     return out
 
 
-def one_repeat(prepared, space, truth, means, budget, certain_qrels, labels, seed):
-    design = sample(prepared, budget, qrels=certain_qrels, predictions=labels, seed=seed)
+def one_repeat(prepared, space, truth, means, budget, certain_qrels, labels, seed, kind="poisson"):
+    design = sample(prepared, budget, qrels=certain_qrels, predictions=labels, seed=seed, design=kind)
     grade = truth.set_index(["query_id", "doc_id"])["relevance"]
     judged = design[["query_id", "doc_id"]].copy()
     judged["relevance"] = grade.reindex(pd.MultiIndex.from_frame(judged)).fillna(0).astype(int).to_numpy()
@@ -144,7 +146,7 @@ def one_repeat(prepared, space, truth, means, budget, certain_qrels, labels, see
     return rows
 
 
-def run_setting(name, prepared, space, truth, means, budget, certain_qrels, labeler, repeats):
+def run_setting(name, prepared, space, truth, means, budget, certain_qrels, labeler, repeats, kind="poisson"):
     rows = []
     kappas = []
     for seed in range(repeats):
@@ -153,7 +155,7 @@ def run_setting(name, prepared, space, truth, means, budget, certain_qrels, labe
             judged = truth["in_qrels"].to_numpy()
             paired = truth[judged].merge(labels, on=["query_id", "doc_id"], suffixes=("", "_label"))
             kappas.append(cohen_kappa(paired["relevance"], paired["relevance_label"]))
-        for row in one_repeat(prepared, space, truth, means, budget, certain_qrels, labels, seed):
+        for row in one_repeat(prepared, space, truth, means, budget, certain_qrels, labels, seed, kind):
             rows.append({"setting": name, "labeler": labeler, "seed": seed, **row})
     return rows, kappas
 
@@ -166,6 +168,7 @@ def main(argv=None):
     parser.add_argument("--out", type=Path, default=None, help="write every repeat's row to OUT/design_evidence.csv")
     parser.add_argument("--figure", type=Path, default=None, help="draw coverage and tau to this PNG")
     parser.add_argument("--labelers", default="none,kappa 0.42,kappa 0.2 (systems)")
+    parser.add_argument("--design", choices=["poisson", "stratified"], default="poisson", help="the sampling design")
     args = parser.parse_args(argv)
     covid = args.data / "trec-covid-round1"
     if not covid.exists():
@@ -201,7 +204,9 @@ def main(argv=None):
             known = np.unique(known[known >= 0])
         baselines[name] = pool_scores(prepared, truth, priority_pool(space, budget, known), means)
         for labeler in labelers:
-            found, kappas = run_setting(name, prepared, space, truth, means, budget, certain, labeler, repeats)
+            found, kappas = run_setting(
+                name, prepared, space, truth, means, budget, certain, labeler, repeats, args.design
+            )
             rows += found
             if kappas:
                 kappa_note[labeler] = kappas[0]
@@ -216,7 +221,7 @@ def main(argv=None):
         name = "Robust04 depth-10 + 2,000"
         baselines[name] = rbase
         for labeler in labelers:
-            found, _ = run_setting(name, rprep, rspace, rtruth, rmeans, 2000, pool10, labeler, repeats)
+            found, _ = run_setting(name, rprep, rspace, rtruth, rmeans, 2000, pool10, labeler, repeats, args.design)
             rows += found
             print(f"  {name}, labels: {labeler} ({time.time() - started:.0f} s)", file=sys.stderr)
     table = pd.DataFrame(rows)

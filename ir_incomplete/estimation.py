@@ -25,7 +25,10 @@ is plain Horvitz–Thompson. Any ``f`` keeps the estimator (nearly) unbiased: po
 never coverage.
 
 **Intervals.** Linearised variance under Poisson sampling (every pair drawn independently), with the
-ratio estimators (AP, nDCG) corrected for their first-order bias, normal quantiles. Topics are fixed:
+ratio estimators (AP, nDCG) corrected for their first-order bias, normal quantiles. A fixed-size design
+(``attrs["design"] == "stratified"``: ``sample(..., design="stratified")``) gets the variance of
+stratified sampling without replacement and AP's same-stratum products reweighted (see
+:mod:`ir_incomplete.kernels.design`). Topics are fixed:
 the interval covers the error from judging a sample rather than the universe, not topic sampling.
 """
 
@@ -49,6 +52,8 @@ __all__ = ["estimate", "Universe", "read_design", "check_design", "parse_estiman
 CONTROLS = ("auto", "none", "labels", "model", "labels+model")
 #: the columns of a design
 DESIGN_COLUMNS = ("query_id", "doc_id", "pi")
+#: the sampling designs :func:`estimate` knows (``attrs["design"]``; none recorded: Poisson)
+DESIGN_KINDS = ("poisson", "stratified")
 _MODEL_BINS = 10
 _RRF_K = 60
 
@@ -364,8 +369,63 @@ def read_design(design: Any) -> pd.DataFrame:
                 f"design row {i}: ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) is in the certainty "
                 f"stratum with pi={float(pi[i])!r}; certainty pairs are judged with pi = 1"
             )
+    kind = attrs.get("design", "poisson")
+    if kind not in DESIGN_KINDS:
+        raise ValueError(f"the design's settings say design={kind!r}; choices: {', '.join(DESIGN_KINDS)}")
+    if kind == "stratified":
+        out["stratum_id"] = _check_strata(out, attrs)
     out.attrs = attrs
     return out
+
+
+def _check_strata(out: pd.DataFrame, attrs: dict) -> np.ndarray:
+    """The ``stratum_id`` of a fixed-size design's rows, checked against ``attrs["strata"]``
+    (``[N_h, n_h]`` per stratum): each stratum has ``n_h`` rows with ``pi = n_h/N_h``, ``-1`` rows have
+    ``pi = 1``."""
+    table = attrs.get("strata")
+    try:
+        strata = np.asarray(table, dtype=float).reshape(-1, 2)
+    except (TypeError, ValueError):
+        strata = np.zeros((0, 2))
+    if not len(strata) or not np.all(np.isfinite(strata)) or np.any(strata != np.round(strata)):
+        raise ValueError(
+            f"a stratified design needs its settings' strata, a list of [N_h, n_h] (integers) per stratum; "
+            f"got {table!r}"
+        )
+    size, n = strata[:, 0], strata[:, 1]
+    bad = np.flatnonzero((n < 0) | (n > size) | ((n < 2) & (n < size) & (size >= 2)))
+    if len(bad):
+        h = int(bad[0])
+        raise ValueError(
+            f"stratum {h}: n_h={int(n[h])} of N_h={int(size[h])} is not a valid sample size; need 0 <= n_h <= N_h "
+            f"and n_h >= 2 unless every pair is taken (a stratum's variance needs two pairs)"
+        )
+    if "stratum_id" not in out.columns:
+        raise ValueError("a stratified design has no 'stratum_id' column (the stratum of each row, -1 for certainty)")
+    sid = pd.to_numeric(out["stratum_id"], errors="coerce").to_numpy(dtype=float)
+    wrong = np.flatnonzero(~np.isfinite(sid) | (sid != np.round(sid)) | (sid < -1) | (sid >= len(strata)))
+    if len(wrong):
+        i = int(wrong[0])
+        raise ValueError(
+            f"design row {i}: stratum_id={out['stratum_id'].iloc[i]!r} is not a stratum; choices: -1 (certainty) "
+            f"or 0..{len(strata) - 1}"
+        )
+    sid = sid.astype(np.int64)
+    pi = out["pi"].to_numpy(dtype=float)
+    rate = np.where(sid >= 0, (n / np.maximum(size, 1.0))[np.maximum(sid, 0)], 1.0)
+    off = np.flatnonzero(np.abs(pi - rate) > 1e-9 * rate)
+    if len(off):
+        i = int(off[0])
+        raise ValueError(
+            f"design row {i}: pi={float(pi[i])!r} of ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) disagrees "
+            f"with its stratum {int(sid[i])}: n_h/N_h = {float(rate[i])!r}"
+        )
+    rows = np.bincount(sid[sid >= 0], minlength=len(strata))
+    short = np.flatnonzero(rows != n)
+    if len(short):
+        h = int(short[0])
+        raise ValueError(f"stratum {h} has {int(rows[h])} rows in the design, but its settings say n_h={int(n[h])}")
+    return sid
 
 
 def check_design(design: pd.DataFrame) -> pd.DataFrame:
@@ -656,7 +716,22 @@ def estimate(
         rand = np.flatnonzero(sampled & (unit_pi < 1.0))
         f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), min_cell, space.unit_topic)
         f_level[sampled & (unit_pi >= 1.0)] = 0.0  # certainty pairs are known exactly
-    units = Units(space.unit_topic, unit_pi, sampled, unit_grade, levels.astype(float), f_level, len(space.topic_ids))
+    unit_stratum, strata_table = None, None
+    if frame.attrs.get("design") == "stratified":
+        unit_stratum = np.full(space.n_units, -1, dtype=np.int64)
+        unit_stratum[unit] = frame["stratum_id"].to_numpy(dtype=np.int64)
+        strata_table = np.asarray(frame.attrs["strata"], dtype=np.int64).reshape(-1, 2)
+    units = Units(
+        space.unit_topic,
+        unit_pi,
+        sampled,
+        unit_grade,
+        levels.astype(float),
+        f_level,
+        len(space.topic_ids),
+        unit_stratum,
+        strata_table,
+    )
     n_runs, n_topics = len(space.run_names), len(space.topic_ids)
     order = np.lexsort((space.item_rank, space.item_topic, space.item_run))
     inside = space.item_unit[order] >= 0
@@ -690,8 +765,11 @@ def estimate(
             )
             continue
         value = result.value.mean(axis=1)
-        zw = result.z * np.sqrt(1.0 - units.pi[units.random])[None, :]
-        cov = zw @ zw.T
+        if units.stratum is None:
+            zw = result.z * np.sqrt(1.0 - units.pi[units.random])[None, :]
+            cov = zw @ zw.T
+        else:
+            cov = units.covariance(result.z)
         if result.second is not None:
             m2 = result.second
             cov = cov + (m2 @ m2.T).toarray()  # type: ignore[attr-defined]

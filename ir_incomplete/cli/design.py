@@ -14,7 +14,8 @@ writes: a first line ``# design {json}`` that records the depth, the seed, the r
 (:func:`ir_incomplete.estimation.read_design` reads them back into ``attrs``), a second comment line with
 the program, its version and the arguments (the input file names; ``-o`` left out, so the same command
 gives the same bytes wherever it writes), then the tab-separated table ``query_id, doc_id, pi, stratum,
-round``. Judge every pair of it.
+round`` (and ``stratum_id`` with ``--design stratified``, the fixed-size design: exactly ``--budget``
+judgments, drawn without replacement from ``--strata`` groups). Judge every pair of it.
 
 ``estimate QRELS DESIGN RUN... MEASURE...``: as the evaluation command, the leading arguments after the
 design that name existing files or directories are runs and the rest measures (``AP@k``, ``nDCG@k``,
@@ -155,6 +156,16 @@ def _sample_parser() -> Parser:
         metavar="N",
         help="judge the top N pairs of a priority pool with pi = 1, out of the budget (default 0)",
     )
+    p.add_argument(
+        "--design",
+        default="poisson",
+        choices=("poisson", "stratified"),
+        help="poisson (each pair drawn independently: the budget in expectation, default) or stratified "
+        "(a fixed number drawn without replacement from each of --strata groups: the budget exactly)",
+    )
+    p.add_argument(
+        "--strata", type=int, default=10, metavar="H", help="with --design stratified: groups of pairs (default 10)"
+    )
     p.add_argument("--previous", default=None, metavar="DESIGN", help="an earlier round's design: start a new round")
     p.add_argument("--judgments", default=None, metavar="QRELS", help="with --previous: the judgments of its pairs")
     p.add_argument(
@@ -221,6 +232,8 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
         )
     if not 0.0 <= args.uniform <= 1.0:
         raise CliError(f"--uniform {args.uniform} is not a share in [0, 1] (e.g. 0.1)")
+    if args.strata < 1:
+        raise CliError(f"--strata {args.strata} is not valid; expected a number of groups >= 1")
     if (args.previous is None) != (args.judgments is None):
         raise CliError(
             "--previous DESIGN and --judgments QRELS go together: a new round needs the earlier design and the "
@@ -247,6 +260,8 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
                 previous=previous,
                 judgments=judgments,
                 score_precision=args.score_precision,
+                design=args.design,
+                strata=args.strata,
             )
         except (ValueError, TypeError) as exc:
             raise CliError(one_line(exc), EXIT_DATA) from None

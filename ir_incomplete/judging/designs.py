@@ -33,8 +33,36 @@ estimates with intervals.
 
 Why Poisson rather than a fixed-size design: the pairs are independent, so every measure's estimator
 (AP's numerator is a sum over pairs of pairs) is unbiased with ``pi_uv = pi_u pi_v`` and its variance
-has a closed form; a fixed-size design would need joint inclusion probabilities. The budget is exact in
-expectation, not in each draw.
+has a closed form; a fixed-size design needs joint inclusion probabilities. The budget is exact in
+expectation, not in each draw; ``design="stratified"`` (below) is the fixed-size alternative, whose
+joint probabilities are known in closed form.
+
+**Fixed size** (``design="stratified"``): stratified simple random sampling without replacement, for
+when the number of judgments must be the budget in every draw (a paid batch, a fixed assessor time),
+not only in expectation:
+
+* the certainty stratum as above; the open pairs are cut into ``strata`` groups (default 10) at the
+  quantiles of the same ``q`` *weighted by the Poisson design's* ``min(1, c·q)``, so that each group
+  expects about the same number of judgments; pairs with equal ``q`` at a boundary are split by their
+  order in the universe. Weighted, not equal-count, because ``q`` is skewed: equal-count groups put
+  the pairs that many runs rank high together with ten times as many rarely-ranked ones at one rate
+  (measured on TREC-COVID round 1, 143 runs, 2,000 judgments, 10 seeds: AP@100 RMSE 0.024 and 90 %
+  coverage 0.82 with equal-count groups, 0.0165 and 0.88 weighted, 0.0159 and 0.88 for the Poisson
+  design). Global over all topics, not per topic: strata of topic × ``q`` band measured no better
+  (RMSE 0.0169, coverage 0.87, bias 0.005 against 0.003), and with ~2,000 judgments over 30 topics
+  per-topic strata hold a few pairs each, so the minimum of 2 per stratum pulls the allocation away
+  from ``q``;
+* ``n_h`` proportional to ``Σ_{u∈h} min(1, c·q_u)`` (the Poisson design's expected count in the
+  stratum: ``Σ q`` with the same cap at 1), at most ``N_h``, at least 2 where ``N_h ≥ 2`` (a stratum's
+  variance needs two), rounded by largest remainder so that ``Σ n_h`` is ``budget − certain`` exactly
+  (all open pairs when there are fewer);
+* ``n_h`` pairs drawn uniformly without replacement in each stratum, each with ``pi = n_h / N_h``.
+
+The rows carry ``stratum_id`` (the stratum, ``-1`` for the certainty stratum) and ``attrs`` carry
+``design="stratified"`` and ``strata`` (``[N_h, n_h]`` per stratum), which :func:`ir_incomplete.estimate`
+reads: HT estimates of linear measures stay unbiased, their variance becomes the without-replacement
+one, and AP's products of two pairs of the same stratum are reweighted by ``pi_u pi_v / pi_uv`` (see
+:mod:`ir_incomplete.kernels.design`).
 
 Seeded: the same inputs and seed give the same design, bit for bit.
 """
@@ -56,6 +84,8 @@ __all__ = ["sample", "write_design", "PRIORS", "inclusion_probabilities"]
 
 #: the priors :func:`sample` knows by name
 PRIORS = ("ap", "rrf", "uniform")
+#: the designs :func:`sample` draws
+DESIGNS = ("poisson", "stratified")
 
 
 def inclusion_probabilities(q: np.ndarray, n: float) -> np.ndarray:
@@ -77,6 +107,52 @@ def inclusion_probabilities(q: np.ndarray, n: float) -> np.ndarray:
     if first < len(q):
         pi[order[first:]] = np.minimum(1.0, c[first] * sq[first:])
     return pi
+
+
+def stratum_sizes(target: np.ndarray, size: np.ndarray, total: int) -> np.ndarray:
+    """Integer sample sizes ``n_h`` with ``min(2, N_h) ≤ n_h ≤ N_h`` and ``Σ n_h = min(total, Σ N_h)``:
+    ``floor(target)`` within those bounds, then one more (or one fewer) for the strata with the largest
+    remainder (over-allocation), ties in stratum order. ``total`` must reach ``Σ min(2, N_h)``."""
+    target = np.asarray(target, dtype=float)
+    size = np.asarray(size, dtype=np.int64)
+    low = np.minimum(2, size)
+    total = int(min(total, size.sum()))
+    if total < low.sum():
+        raise ValueError(f"{total} judgments cannot give each of {len(size)} strata its minimum of 2")
+    n = np.clip(np.floor(target), low, size).astype(np.int64)
+    while n.sum() < total:
+        room = n < size
+        order = np.argsort(-np.where(room, target - n, -np.inf), kind="stable")
+        n[order[: min(total - int(n.sum()), int(room.sum()))]] += 1
+    while n.sum() > total:
+        room = n > low
+        order = np.argsort(-np.where(room, n - target, -np.inf), kind="stable")
+        n[order[: min(int(n.sum()) - total, int(room.sum()))]] -= 1
+    return n
+
+
+def _strata_of(q: np.ndarray, pi: np.ndarray, rest: int, strata: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Stratum (0..H−1, ascending ``q``) of each open pair, ``N_h`` and ``n_h`` (see the module docstring)."""
+    count = len(q)
+    if count >= 2 and rest < 2:
+        raise ValueError(
+            f"design='stratified' needs at least 2 judgments beyond the certainty stratum (budget − certain = "
+            f"{rest}); raise the budget or use design='poisson'"
+        )
+    groups = max(1, min(strata, count // 2, rest // 2))
+    order = np.argsort(q, kind="stable")
+    stratum = np.empty(count, dtype=np.int64)
+    if count:
+        # quantiles of q weighted by pi (the Poisson design's probabilities): each stratum holds about
+        # 1/groups of the expected sample; a pair's midpoint of cumulated pi decides its stratum
+        cum = np.cumsum(pi[order])
+        share = (cum - pi[order] / 2.0) / cum[-1]
+        cut = np.minimum((share * groups).astype(np.int64), groups - 1)
+        stratum[order] = np.unique(cut, return_inverse=True)[1].reshape(-1)
+        groups = int(stratum.max()) + 1
+    size = np.bincount(stratum, minlength=groups)
+    target = np.bincount(stratum, weights=pi, minlength=groups)
+    return stratum, size, stratum_sizes(target, size, rest)
 
 
 def _check_share(value: Any, name: str) -> float:
@@ -187,6 +263,8 @@ def sample(
     previous: Any = None,
     judgments: Any = None,
     score_precision: str = "float32",
+    design: str = "poisson",
+    strata: int = 10,
 ) -> pd.DataFrame:
     """Draw the pairs to judge (see the module docstring for the design).
 
@@ -196,6 +274,11 @@ def sample(
     round`` for every pair to judge and every certainty pair (``stratum`` ``certain`` with ``pi = 1``, or
     ``sampled``), sorted by query and document; ``attrs`` (and :func:`write_design`'s header) record
     ``depth``, ``runs``, ``seed`` and every setting.
+
+    ``design``: ``"poisson"`` (each pair drawn independently; the number of judgments is the budget in
+    expectation) or ``"stratified"`` (``strata`` groups of pairs by ``q``, a fixed number drawn without
+    replacement from each: exactly ``budget`` judgments; rows get a ``stratum_id`` column and ``attrs``
+    ``strata``, ``[N_h, n_h]`` per stratum).
     """
     from ir_incomplete.judging.sampling import _check_seed
 
@@ -214,6 +297,10 @@ def sample(
             f"seed={seed!r} is not an integer >= 0; a design records its seed (attrs, write_design), so give an "
             f"integer (e.g. seed=0)"
         )
+    if design not in DESIGNS:
+        raise ValueError(f"design={design!r} is not valid; choices: {', '.join(DESIGNS)}")
+    if design == "stratified":
+        strata = check_positive_int(strata, "strata", " (groups of pairs for design='stratified')")
     rng = _check_seed(seed)
     seed = int(seed)
     universe = Universe(runs, depth, None, score_precision)
@@ -307,12 +394,27 @@ def sample(
         q[open_units] = q_open
         pi[open_units] = inclusion_probabilities(q_open, rest)
     draw = rng.random(n)
-    chosen = np.flatnonzero((stratum == "certain") | (draw < pi))
+    if design == "stratified":
+        stratum_id = np.full(n, -1, dtype=np.int64)
+        of, size_h, n_h = _strata_of(q[open_units], pi[open_units], rest, strata)
+        stratum_id[open_units] = of
+        pi[open_units] = (n_h / np.maximum(size_h, 1))[of]
+        # the n_h pairs of smallest uniform draw in each stratum: a simple random sample without replacement
+        order = np.lexsort((draw[open_units], of))
+        starts = np.r_[0, np.cumsum(size_h)[:-1]]
+        within = np.arange(len(order)) - starts[of[order]]
+        taken = np.zeros(n, dtype=bool)
+        taken[open_units[order[within < n_h[of[order]]]]] = True
+        chosen = np.flatnonzero((stratum == "certain") | taken)
+    else:
+        chosen = np.flatnonzero((stratum == "certain") | (draw < pi))
     stratum[chosen[stratum[chosen] == ""]] = "sampled"
     order = np.lexsort((universe.doc_ids[universe.unit_doc[chosen]].astype(str), universe.unit_topic[chosen]))
     chosen = chosen[order]
     out = universe.frame(chosen, pi=pi[chosen], stratum=stratum[chosen])
     out["round"] = round_no
+    if design == "stratified":
+        out["stratum_id"] = stratum_id[chosen]
     if previous is not None:
         was = pd.MultiIndex.from_arrays([prev["query_id"], prev["doc_id"]])
         old = pd.MultiIndex.from_arrays([out["query_id"], out["doc_id"]]).isin(was)
@@ -336,6 +438,10 @@ def sample(
         "topics": [str(t) for t in universe.topic_ids],
         "score_precision": score_precision,
     }
+    if design == "stratified":
+        out.attrs["design"] = "stratified"
+        out.attrs["strata"] = [[int(a), int(b)] for a, b in zip(size_h, n_h, strict=True)]
+        out.attrs["expected_judgments"] = int(n_h.sum()) + int(certain)
     return out
 
 

@@ -36,6 +36,26 @@ units, ``z_u = a_u e_u / π_u``. :func:`influence` returns ``z`` for every run a
 (runs × units), so the covariance of all run means is one product ``Z diag(1 − π) Zᵀ`` and every pair of
 runs' difference comes from it.
 
+**Fixed-size designs** (``Units.stratum`` given: stratified simple random sampling without replacement,
+``n_h`` of the ``N_h`` units of stratum ``h``, ``π_u = f_h = n_h/N_h``). The pseudo-judgments are
+unbiased as they are, so the linear measures (P, RBP, R, the numerator of nDCG) need no change. What
+changes:
+
+* the variance: ``Σ_h (1 − f_h) n_h/(n_h − 1) Σ_{u∈S_h} (z_u − z̄_h)²`` (``z̄_h`` the mean of ``z`` over the
+  stratum's sampled units, per run), the unbiased estimator of the linear term's variance under
+  SRSWOR; covariances of runs likewise from the centred ``Z`` (:meth:`Units.covariance`);
+* AP's numerator: two units of the same stratum are drawn together with ``π_uv = n_h(n_h − 1) /
+  (N_h(N_h − 1))``, not ``π_u π_v``, so the part ``S_u S_v e_u e_v/(π_u π_v)`` of ``ŷ_u ŷ_v`` is multiplied
+  by ``κ_h = π_u π_v/π_uv = n_h(N_h − 1)/(N_h(n_h − 1))``; ``N̂`` stays exactly unbiased (with ``f``
+  fixed). Its derivative, and so ``z``, includes the correction;
+* AP's second-order term (:func:`_product_terms`): the Poisson form with each same-stratum pair's term
+  multiplied by ``κ_h`` (the plug-in of ``Var ŷ_u Var ŷ_v`` weighted by ``1/π_uv``); the negative
+  covariance of SRSWOR draws within this term is ignored (approximate; the term is small);
+* the ratio bias correction: the covariance of numerator and denominator in the same without-replacement
+  form, ``Σ_h (1 − f_h) n_h/(n_h − 1) Σ_{S_h} (z_u − z̄_h)(w_u − w̄_h)`` per topic.
+
+A control variate fitted on the sample is treated as fixed in both designs (as the Poisson formulas do).
+
 **Ratio bias.** A ratio ``N̂/D̂`` has bias ``≈ (θ Var D̂ − Cov(N̂, D̂)) / D²``, which does not shrink when
 topics are averaged while the standard error does. It is estimated from the same sample,
 ``Σ_u (1 − π_u) z_u (d_u e_u / π_u) / D̂`` with ``d_u`` the derivative of the denominator, and
@@ -71,6 +91,10 @@ class Units:
     levels: np.ndarray
     f_level: np.ndarray
     n_topics: int
+    #: fixed-size designs: the stratum of each unit (``-1``: certainty or not in the design) and
+    #: ``[strata × 2]`` ``N_h, n_h``; ``None`` for Poisson sampling
+    stratum: np.ndarray | None = None
+    strata: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.n_units = len(self.topic)
@@ -84,6 +108,33 @@ class Units:
         self.random_topic = self.topic[self.random]
         self.w = np.zeros(self.n_units)
         self.w[s] = 1.0 / self.pi[s]
+        if self.stratum is not None and self.strata is not None:
+            size, n = np.asarray(self.strata, dtype=float).reshape(-1, 2).T
+            two = (n >= 2) & (n < size)
+            #: per stratum: (1 − f_h) n_h/(n_h − 1), and κ_h = π_u π_v / π_uv for two of its units
+            self.srs_scale = np.where(two, (1.0 - n / np.maximum(size, 1.0)) * n / np.maximum(n - 1.0, 1.0), 0.0)
+            self.kappa = np.where(two, n * (size - 1.0) / (np.maximum(size, 1.0) * np.maximum(n - 1.0, 1.0)), 1.0)
+            self.random_stratum = np.asarray(self.stratum, dtype=np.int64)[self.random]
+
+    def covariance(self, z: np.ndarray, other: np.ndarray | None = None) -> np.ndarray:
+        """The estimated covariance matrix of the linear terms ``Σ_u z_u`` of the rows of ``z``
+        ``[rows × random units]`` (with the rows of ``other``, if given): ``Z diag(1 − π) Zᵀ`` under
+        Poisson sampling, ``Σ_h (1 − f_h) n_h/(n_h − 1) Σ_{S_h} (z − z̄_h)(z − z̄_h)ᵀ`` under a fixed-size one."""
+        other = z if other is None else other
+        if self.stratum is None:
+            scale = 1.0 - self.pi[self.random]
+            return (z * scale[None, :]) @ other.T
+        return self._centred(z) @ (self._centred(other) * self.srs_scale[self.random_stratum][None, :]).T
+
+    def _centred(self, z: np.ndarray) -> np.ndarray:
+        """``z`` minus its mean over the sampled units of each unit's stratum (per row)."""
+        from scipy import sparse
+
+        h = self.random_stratum
+        count = np.bincount(h, minlength=len(self.srs_scale)).astype(float)
+        member = sparse.csr_matrix((np.ones(len(h)), (np.arange(len(h)), h)), shape=(len(h), len(count)))
+        sums = np.asarray((member.T @ z.T).T)
+        return z - (sums / np.maximum(count, 1.0))[:, h]
 
     def pseudo(self, values: np.ndarray) -> np.ndarray:
         """``ŷ = f + S (y − f) / π`` for a per-level value vector (gain of each grade): one value per unit."""
@@ -120,6 +171,8 @@ class MeasureEstimate:
     #: AP only: ``[runs × unit pairs]`` (scipy sparse) whose Gram matrix is the second-order covariance of
     #: the runs' estimates summed over topics (the product terms of AP's numerator), else ``None``
     second: object | None = None
+    #: ratios only: the numerator ``[runs × topics]`` (AP's ``N̂``, nDCG's ``DCĜ``)
+    numerator: np.ndarray | None = None
 
 
 def _seg_exclusive_cumsum(x: np.ndarray, ranking: np.ndarray) -> np.ndarray:
@@ -217,6 +270,27 @@ def estimate_measure(
         num = _seg_total(x * (1.0 + before) / m, ranking, n_rank).reshape(R, T)
         after = _seg_total(x / m, ranking, n_rank)[ranking] - _seg_exclusive_cumsum(x / m, ranking) - x / m
         dnum = (1.0 + before) / m + after
+        if units.stratum is not None:
+            # fixed size: e_u e_v/(π_u π_v) of two units of a stratum is reweighted by κ_h = π_u π_v/π_uv
+            eps = np.zeros(units.n_units)
+            eps[rand] = e
+            h_unit = np.asarray(units.stratum, dtype=np.int64)
+            random_unit = np.zeros(units.n_units, dtype=bool)
+            random_unit[rand] = True
+            is_rand = random_unit[unit]
+            h_item = np.where(is_rand, h_unit[unit], 0)
+            xe = eps[unit]
+            n_h = len(units.kappa)
+            key = ranking * n_h + h_item
+            order = np.argsort(key, kind="stable")  # items of a ranking and stratum, still in rank order
+            ks, xs, ms = key[order], xe[order], m[order]
+            before_h = np.empty(len(xs))
+            after_h = np.empty(len(xs))
+            before_h[order] = _seg_exclusive_cumsum(xs, ks)
+            after_h[order] = _seg_total(xs / ms, ks, n_rank * n_h)[ks] - _seg_exclusive_cumsum(xs / ms, ks) - xs / ms
+            extra = np.where(is_rand, units.kappa[h_item] - 1.0, 0.0)
+            num = num + _seg_total(extra * xe * before_h / m, ranking, n_rank).reshape(R, T)
+            dnum = dnum + extra * (before_h / m + after_h)
         den = np.bincount(units.topic, weights=yhat, minlength=T)  # R̂ per topic
         d_err = e  # the denominator's derivative is 1 for every unit
         v = np.zeros(units.n_units)
@@ -247,12 +321,41 @@ def estimate_measure(
     t_r = units.random_topic
     z -= raw[:, t_r] * (d_err * inv[t_r])[None, :]
     # bias of the ratio: Σ_u (1 − π_u) z_u d_u e_u/π_u / D, per topic
-    weight = (1.0 - units.pi[rand]) * d_err * inv[t_r]
-    for_topic = np.zeros((n_rand, T))
-    for_topic[np.arange(n_rand), t_r] = weight
-    correction = z @ for_topic
-    second = _product_terms(v, ranking, rank, unit, R, T, inv, units.n_units) if kind == "AP" else None
-    return MeasureEstimate(raw + correction, raw, z, second)
+    if units.stratum is None:
+        weight = (1.0 - units.pi[rand]) * d_err * inv[t_r]
+        for_topic = np.zeros((n_rand, T))
+        for_topic[np.arange(n_rand), t_r] = weight
+        correction = z @ for_topic
+    else:
+        correction = _srs_cross(z, d_err * inv[t_r], t_r, units, T)
+    second = (
+        _product_terms(v, ranking, rank, unit, R, T, inv, units.n_units, units.stratum, getattr(units, "kappa", None))
+        if kind == "AP"
+        else None
+    )
+    return MeasureEstimate(raw + correction, raw, z, second, num)
+
+
+def _srs_cross(z: np.ndarray, w: np.ndarray, t_r: np.ndarray, units: Units, T: int) -> np.ndarray:
+    """Per run and topic, the without-replacement covariance estimate of ``Σ z`` and ``Σ w`` restricted to
+    the topic's units: ``Σ_h c_h (Σ_{S_h,t} z_u w_u − Z_{h,t} W_{h,t} / n_h)`` with ``c_h = (1 − f_h) n_h/(n_h − 1)``,
+    ``Z_{h,t}``, ``W_{h,t}`` the sums over the stratum's sampled units of topic ``t`` and ``n_h`` the
+    stratum's sampled units (of every topic)."""
+    from scipy import sparse
+
+    h = units.random_stratum
+    H = len(units.srs_scale)
+    c = units.srs_scale[h]
+    n_rand = len(h)
+    for_topic = sparse.csr_matrix((c * w, (np.arange(n_rand), t_r)), shape=(n_rand, T))
+    first = np.asarray((for_topic.T @ z.T).T)
+    count = np.bincount(h, minlength=H).astype(float)
+    key = t_r * H + h
+    cell = sparse.csr_matrix((np.ones(n_rand), (np.arange(n_rand), key)), shape=(n_rand, T * H))
+    z_sum = np.asarray((cell.T @ z.T).T).reshape(z.shape[0], T, H)
+    w_sum = np.bincount(key, weights=w, minlength=T * H).reshape(T, H)
+    factor = units.srs_scale / np.maximum(count, 1.0)
+    return first - (z_sum * (w_sum * factor[None, :])[None, :, :]).sum(axis=2)
 
 
 def _product_terms(
@@ -264,12 +367,16 @@ def _product_terms(
     T: int,
     inv: np.ndarray,
     n_units: int,
+    stratum: np.ndarray | None = None,
+    kappa: np.ndarray | None = None,
 ):
     """The second-order part of AP's variance: its numerator's products ``ŷ_i ŷ_j / m_j`` (``i`` ranked
     before ``j``, ``m_j`` the later rank) vary by ``Var ŷ_i Var ŷ_j / m_j²`` beyond the linear terms
     (the deviations of independent units are uncorrelated with their products). Returns the sparse
     ``[runs × unit pairs]`` matrix ``M`` with ``M[s, (i, j)] = sqrt(v_i v_j) / (m_j R̂_t)``: ``M Mᵀ`` is
-    the covariance of every pair of runs' sums over topics, ``v`` being ``(1 − π)(y − f)²/π²``."""
+    the covariance of every pair of runs' sums over topics, ``v`` being ``(1 − π)(y − f)²/π²``.
+    With a fixed-size design (``stratum``, ``kappa`` per stratum), a pair of the same stratum counts
+    ``κ_h`` times (its entry times ``sqrt(κ_h)``): approximate, see the module docstring."""
     from scipy import sparse
 
     keep = v[unit] > 0
@@ -288,4 +395,8 @@ def _product_terms(
     cols, col = np.unique(key, return_inverse=True)
     topic = rk[later] % T
     data = np.sqrt(v[ui] * v[uj]) / (rnk[later] + 1.0) * inv[topic]
+    if stratum is not None and kappa is not None:
+        hi, hj = stratum[ui], stratum[uj]
+        same = (hi == hj) & (hi >= 0)
+        data = data * np.where(same, np.sqrt(kappa[np.maximum(hi, 0)]), 1.0)
     return sparse.csr_matrix((data, (rk[later] // T, col.reshape(-1))), shape=(R, len(cols)))
