@@ -767,9 +767,9 @@ def estimate(
         value = result.value.mean(axis=1)
         if units.stratum is None:
             zw = result.z * np.sqrt(1.0 - units.pi[units.random])[None, :]
-            cov = zw @ zw.T
-        else:
-            cov = units.covariance(result.z)
+        else:  # centred within strata and scaled: zw zwᵀ is the without-replacement covariance
+            zw = units._centred(result.z) * np.sqrt(units.srs_scale[units.random_stratum])[None, :]
+        cov = zw @ zw.T
         if result.second is not None:
             m2 = result.second
             cov = cov + (m2 @ m2.T).toarray()  # type: ignore[attr-defined]
