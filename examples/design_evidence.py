@@ -11,7 +11,8 @@ default control variate: the runs' fusion model, with the labels when a labeler 
 * **TREC-COVID round 1** (143 runs, 30 topics): universe = the runs' top-100 union; truth = the complete
   qrels of topics 1–30 restricted to the universe (unjudged = 0). Budgets 1,000 / 2,000 / 4,000 from no
   judgments, and the round-1 judgments (certainty stratum, π = 1) + 2,000.
-* **Robust04** (10 runs, 249 topics): a depth-10 pool of the runs judged with π = 1, + 2,000 sampled.
+* **Robust04** (10 runs, 249 topics): a depth-10 pool of the runs judged with π = 1, + 2,000 sampled
+  (about 8 per topic) and + 10,000 (about 40 per topic).
 * Labelers: none; the simulated labeler of ``predicted_labels_covid.py`` (κ ≈ 0.42); and a harder one
   (κ ≈ 0.2) whose false positives concentrate on documents that many runs rank high (its chance of
   calling a nonrelevant document relevant grows with the cube of the document's fusion percentile in its
@@ -21,8 +22,10 @@ Reported per setting (means over repeats): Kendall τ of the run ranking against
 bias of the run means, coverage of the 90 % intervals of run means and of all pairs' differences, mean
 interval width, and the same-budget priority pool (Σ over runs of 1/(1 + rank), ranks from 1; plain
 measure, unjudged = nonrelevant) for τ and RMSE. ``--quick``: 3 repeats, 40 runs, TREC-COVID 2,000 only.
-The full run takes about 40 minutes on two cores. ``--design stratified`` draws the fixed-size design
-instead (``sample(..., design="stratified")``: exactly the budget in every repeat).
+``--only TEXT`` runs the settings whose name contains TEXT, ``--out DIR`` keeps every repeat's row, and
+``--summarize CSV...`` prints (and ``--figure`` draws) the summary of such files, so that settings can
+run in parallel processes. The full run takes about 45 minutes of one core. ``--design stratified``
+draws the fixed-size design instead (``sample(..., design="stratified")``: exactly the budget in every repeat).
 """
 
 from __future__ import annotations
@@ -160,6 +163,13 @@ def run_setting(name, prepared, space, truth, means, budget, certain_qrels, labe
     return rows, kappas
 
 
+def summarize(table: pd.DataFrame) -> pd.DataFrame:
+    """Means over the repeats per setting, labeler and measure (the pool's columns are per setting)."""
+    columns = ["tau", "rmse", "bias", "coverage", "pair coverage", "width", "pair width", "judged"]
+    columns += ["pool tau", "pool rmse"]
+    return table.groupby(["setting", "labeler", "measure"], sort=False)[columns].mean().reset_index()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
@@ -169,7 +179,18 @@ def main(argv=None):
     parser.add_argument("--figure", type=Path, default=None, help="draw coverage and tau to this PNG")
     parser.add_argument("--labelers", default="none,kappa 0.42,kappa 0.2 (systems)")
     parser.add_argument("--design", choices=["poisson", "stratified"], default="poisson", help="the sampling design")
+    parser.add_argument("--only", default=None, help="only the settings whose name contains this text")
+    parser.add_argument(
+        "--summarize", type=Path, nargs="+", default=None, help="print (and --figure) the rows of earlier --out CSVs"
+    )
     args = parser.parse_args(argv)
+    if args.summarize:
+        summary = summarize(pd.concat([pd.read_csv(p) for p in args.summarize], ignore_index=True))
+        with pd.option_context("display.width", 220, "display.max_columns", 20):
+            print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        if args.figure:
+            draw(summary, args.figure)
+        return summary
     covid = args.data / "trec-covid-round1"
     if not covid.exists():
         sys.exit(f"{covid} is absent (the TREC-COVID data lives in ../shared/data beside the project)")
@@ -177,71 +198,64 @@ def main(argv=None):
     repeats = 3 if args.quick else args.repeats
     labelers = args.labelers.split(",")
     started = time.time()
-    run_files = sorted((covid / "runs").glob("*.gz"))
-    if args.quick:
-        run_files = run_files[:40]
-    prepared = prepare_runs({p.name[:-3]: str(p) for p in run_files})
-    space, truth, means = universe_truth(prepared, covid / "qrels.complete-topics1-30.txt.gz")
     round1 = covid / "qrels.round1.txt.gz"
-    settings = (
-        [("COVID 2,000", 2000, None)]
-        if args.quick
-        else [
-            ("COVID 1,000", 1000, None),
-            ("COVID 2,000", 2000, None),
-            ("COVID 4,000", 4000, None),
-            ("COVID round 1 + 2,000", 2000, round1),
+    settings = [("COVID 2,000", 2000, "round 0")]
+    if not args.quick:
+        settings = [
+            ("COVID 1,000", 1000, "round 0"),
+            ("COVID 2,000", 2000, "round 0"),
+            ("COVID 4,000", 4000, "round 0"),
+            ("COVID round 1 + 2,000", 2000, "round 1"),
+            ("Robust04 depth-10 + 2,000", 2000, "depth 10"),
+            ("Robust04 depth-10 + 10,000", 10000, "depth 10"),
         ]
-    )
-    rows, baselines, kappa_note = [], {}, {}
-    for name, budget, certain in settings:
-        if certain is None:
-            known = np.zeros(0, dtype=np.int64)
-        else:
-            r1 = Qrels.from_any(certain).to_frame()
-            topic = space.topic_codes(r1["query_id"].astype(str))
-            known = space.lookup(topic, r1["doc_id"].astype(str).to_numpy(object))
-            known = np.unique(known[known >= 0])
-        baselines[name] = pool_scores(prepared, truth, priority_pool(space, budget, known), means)
+    if args.only:
+        settings = [s for s in settings if args.only in s[0]]
+    rows, kappa_note, loaded = [], {}, {}
+    for name, budget, start in settings:
+        collection = "robust04" if name.startswith("Robust04") else "covid"
+        if collection not in loaded:
+            if collection == "covid":
+                run_files = sorted((covid / "runs").glob("*.gz"))[: 40 if args.quick else None]
+                prepared = prepare_runs({p.name[:-3]: str(p) for p in run_files})
+                qrels = covid / "qrels.complete-topics1-30.txt.gz"
+            else:
+                prepared = prepare_runs(sorted(str(p) for p in (args.data / "robust04" / "runs").glob("*")))
+                qrels = args.data / "robust04" / "qrels.robust04.txt.gz"
+            loaded[collection] = (prepared, *universe_truth(prepared, qrels))
+        prepared, space, truth, means = loaded[collection]
+        if start == "round 0":
+            known, certain = np.zeros(0, dtype=np.int64), None
+        elif start == "round 1":
+            r1 = Qrels.from_any(round1).to_frame()
+            known = space.lookup(
+                space.topic_codes(r1["query_id"].astype(str)), r1["doc_id"].astype(str).to_numpy(object)
+            )
+            known, certain = np.unique(known[known >= 0]), round1
+        else:  # the runs' depth-10 pool, judged
+            known = np.unique(space.item_unit[(space.item_rank < 10) & (space.item_unit >= 0)])
+            certain = truth.iloc[known][["query_id", "doc_id", "relevance"]]
+        pool = pool_scores(prepared, truth, priority_pool(space, budget, known), means)
         for labeler in labelers:
             found, kappas = run_setting(
                 name, prepared, space, truth, means, budget, certain, labeler, repeats, args.design
             )
+            for row in found:
+                row["pool tau"], row["pool rmse"] = pool[row["measure"]]
             rows += found
             if kappas:
                 kappa_note[labeler] = kappas[0]
-            print(f"  {name}, labels: {labeler} ({time.time() - started:.0f} s)", file=sys.stderr)
-    robust = args.data / "robust04"
-    if robust.exists() and not args.quick:
-        rprep = prepare_runs(sorted(str(p) for p in (robust / "runs").glob("*")))
-        rspace, rtruth, rmeans = universe_truth(rprep, robust / "qrels.robust04.txt.gz")
-        top10 = np.unique(rspace.item_unit[(rspace.item_rank < 10) & (rspace.item_unit >= 0)])
-        pool10 = rtruth.iloc[top10]
-        rbase = pool_scores(rprep, rtruth, priority_pool(rspace, 2000, top10), rmeans)
-        name = "Robust04 depth-10 + 2,000"
-        baselines[name] = rbase
-        for labeler in labelers:
-            found, _ = run_setting(name, rprep, rspace, rtruth, rmeans, 2000, pool10, labeler, repeats, args.design)
-            rows += found
             print(f"  {name}, labels: {labeler} ({time.time() - started:.0f} s)", file=sys.stderr)
     table = pd.DataFrame(rows)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.out / "design_evidence.csv", index=False)
-    summary = (
-        table.groupby(["setting", "labeler", "measure"], sort=False)[
-            ["tau", "rmse", "bias", "coverage", "pair coverage", "width", "pair width", "judged"]
-        ]
-        .mean()
-        .reset_index()
-    )
-    summary["pool tau"] = [baselines[s][m][0] for s, m in zip(summary["setting"], summary["measure"], strict=True)]
-    summary["pool rmse"] = [baselines[s][m][1] for s, m in zip(summary["setting"], summary["measure"], strict=True)]
+    summary = summarize(table)
     print(
         f"{repeats} repeats per setting; 90 % intervals; labeler kappa (repeat 0, on the pairs the complete "
         "qrels judge): " + ", ".join(f"{k} {v:.2f}" for k, v in kappa_note.items())
     )
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
+    with pd.option_context("display.width", 220, "display.max_columns", 20):
         print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"({time.time() - started:.0f} s)")
     if args.figure:
