@@ -194,6 +194,7 @@ def ideal_dcg(counts: np.ndarray, gains: np.ndarray, k: int) -> tuple[np.ndarray
     their gains (any order); fractional counts fill their last position in proportion. Returns
     ``(idcg [topics], d_idcg [topics × G])``.
     """
+    positive = counts > 0  # a negative estimated count is clipped at 0: IDCG does not move with it
     counts = np.clip(counts, 0.0, None)
     order = np.argsort(-gains, kind="stable")
     g = gains[order].astype(float)
@@ -216,7 +217,7 @@ def ideal_dcg(counts: np.ndarray, gains: np.ndarray, k: int) -> tuple[np.ndarray
     d_sorted = np.cumsum(slope[:, ::-1], axis=1)[:, ::-1]
     d = np.empty_like(d_sorted)
     d[:, order] = d_sorted
-    return idcg, d
+    return idcg, d * positive
 
 
 def estimate_measure(
