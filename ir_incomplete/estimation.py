@@ -304,11 +304,17 @@ def _quantile(interval: float, df: np.ndarray) -> np.ndarray:
     return np.asarray(t.ppf(0.5 + interval / 2.0, np.maximum(df, 1.0)))
 
 
+def _plain_value(value: Any) -> Any:
+    """A numpy scalar as the Python value (messages show ``1.5``, not ``np.float64(1.5)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def read_design(design: Any) -> pd.DataFrame:
     """A design as a DataFrame ``query_id, doc_id, pi`` (plus any other columns, e.g. ``round``), ids as
     ``str``; ``attrs`` keep ``depth``, ``runs``, ``seed`` and the rest of what :func:`sample` recorded.
     Accepts the DataFrame :func:`ir_incomplete.judging.sample` returns or a design file it wrote (a
     tab-separated table whose ``#`` header lines hold the settings)."""
+    first_line = None  # file line of the first data row (messages name file lines)
     if isinstance(design, pd.DataFrame):
         frame = design
         attrs = dict(design.attrs)
@@ -319,7 +325,7 @@ def read_design(design: Any) -> pd.DataFrame:
         lines = []
         with open(design, encoding="utf-8") as handle:
             for no, line in enumerate(handle, 1):
-                if line.startswith("#"):
+                if line.startswith("#") and not lines:  # settings and comments come before the column line
                     body = line[1:].strip()
                     if body.startswith("design "):
                         try:
@@ -338,6 +344,11 @@ def read_design(design: Any) -> pd.DataFrame:
                 f"(tab-separated) and one line per judged pair"
             )
         frame = pd.read_csv(StringIO("".join(lines)), sep="\t", dtype={"query_id": str, "doc_id": str})
+        first_line = no - len(lines) + 2
+
+    def row(i: int) -> str:
+        return f"design row {i}" if first_line is None else f"design file {str(design)!r} line {first_line + i}"
+
     missing = [c for c in DESIGN_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"the design has no {missing[0]!r} column; a design has columns {', '.join(DESIGN_COLUMNS)}")
@@ -350,15 +361,15 @@ def read_design(design: Any) -> pd.DataFrame:
     if len(bad):
         i = int(bad[0])
         raise ValueError(
-            f"design row {i}: pi={frame['pi'].iloc[i]!r} for ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) "
-            f"is not an inclusion probability; pi must be in (0, 1]"
+            f"{row(i)}: pi={_plain_value(frame['pi'].iloc[i])!r} for ({out['query_id'].iloc[i]}, "
+            f"{out['doc_id'].iloc[i]}) is not an inclusion probability; pi must be in (0, 1]"
         )
     out["pi"] = pi
     dup = out.duplicated(["query_id", "doc_id"])
     if dup.any():
         i = int(np.flatnonzero(dup.to_numpy())[0])
         raise ValueError(
-            f"design row {i}: the pair ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) is listed twice; "
+            f"{row(i)}: the pair ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) is listed twice; "
             f"each judged pair appears once with its inclusion probability"
         )
     if "stratum" in out.columns:
@@ -366,7 +377,7 @@ def read_design(design: Any) -> pd.DataFrame:
         if certain.any():
             i = int(np.flatnonzero(certain)[0])
             raise ValueError(
-                f"design row {i}: ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) is in the certainty "
+                f"{row(i)}: ({out['query_id'].iloc[i]}, {out['doc_id'].iloc[i]}) is in the certainty "
                 f"stratum with pi={float(pi[i])!r}; certainty pairs are judged with pi = 1"
             )
     kind = attrs.get("design", "poisson")

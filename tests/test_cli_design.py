@@ -218,7 +218,7 @@ def test_estimate_errors(files, tmp_path, capsys):
     # pi outside (0, 1]
     for pi in ("0", "1.5", "-0.2", "nan"):
         last = _error(capsys, [*base, _design_with(tmp_path, f"1\td0\t1\n1\td1\t{pi}\n"), *runs_and_measure])
-        assert "design row 1" in last and "pi must be in (0, 1]" in last
+        assert "design.tsv' line 4: pi=" in last and "pi must be in (0, 1]" in last
     # a design pair without a judgment
     partial = tmp_path / "partial.qrels"
     partial.write_text("".join(line for line in open(files["full"]) if not line.startswith("2 ")))

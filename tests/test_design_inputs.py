@@ -421,3 +421,17 @@ def test_numpy_integer_seed_is_recorded_as_an_int(setup, tmp_path):
     measures = ["P@5", "AP@5", "nDCG@5", "R"]
     from_file = estimate(runs, qrels, str(tmp_path / "d.tsv"), measures, pairs=True)
     pd.testing.assert_frame_equal(from_file, estimate(runs, qrels, design, measures, pairs=True), check_exact=True)
+
+
+def test_a_design_file_keeps_ids_that_start_with_a_hash_and_names_file_lines(tmp_path):
+    """Only the lines before the column line are settings or comments: a document id '#a' is data, and
+    a bad row is named by its line in the file."""
+    from ir_incomplete.estimation import read_design
+
+    path = tmp_path / "d.tsv"
+    path.write_text('# design {"depth": 5}\n# a comment\nquery_id\tdoc_id\tpi\n1\t#a\t0.5\n1\tb\t1\n')
+    frame = read_design(str(path))
+    assert frame["doc_id"].tolist() == ["#a", "b"] and frame.attrs == {"depth": 5}
+    path.write_text('# design {"depth": 5}\nquery_id\tdoc_id\tpi\n1\t#a\t0.5\n1\tb\t1.5\n')
+    with pytest.raises(ValueError, match=r"^design file '.*d\.tsv' line 4: pi=1\.5 for \(1, b\)"):
+        read_design(str(path))
