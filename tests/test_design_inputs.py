@@ -435,3 +435,15 @@ def test_a_design_file_keeps_ids_that_start_with_a_hash_and_names_file_lines(tmp
     path.write_text('# design {"depth": 5}\nquery_id\tdoc_id\tpi\n1\t#a\t0.5\n1\tb\t1.5\n')
     with pytest.raises(ValueError, match=r"^design file '.*d\.tsv' line 4: pi=1\.5 for \(1, b\)"):
         read_design(str(path))
+
+
+def test_sample_refuses_judgments_without_their_design_and_records_what_shaped_pi(setup):
+    runs, qrels, _ = setup
+    with pytest.raises(ValueError, match=r"^judgments= are the judgments of an earlier round's design"):
+        sample(runs, 5, depth=5, judgments=qrels, seed=0)
+    design = sample(runs, 5, depth=5, seed=0)
+    assert (design.attrs["certainty_pairs"], design.attrs["previous_round"], design.attrs["predictions"]) == (
+        0,
+        False,
+        False,
+    )

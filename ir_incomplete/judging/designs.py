@@ -308,6 +308,11 @@ def sample(
     known_units: list[np.ndarray] = []
     known_grades: list[np.ndarray] = []
     round_no = 1
+    if judgments is not None and previous is None:
+        raise ValueError(
+            "judgments= are the judgments of an earlier round's design: give that design as previous= too "
+            "(judgments you had before sampling are qrels=)"
+        )
     if previous is not None:
         if judgments is None:
             raise ValueError("previous= needs judgments= (the judgments of the earlier round's pairs)")
@@ -437,6 +442,10 @@ def sample(
         "runs": list(universe.run_names),
         "topics": [str(t) for t in universe.topic_ids],
         "score_precision": score_precision,
+        # what shaped pi beyond the prior: certainty pairs from qrels and earlier rounds, labels
+        "certainty_pairs": int(len(known)),
+        "previous_round": previous is not None,
+        "predictions": predictions is not None,
     }
     if design == "stratified":
         out.attrs["design"] = "stratified"
