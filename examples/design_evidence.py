@@ -1,9 +1,13 @@
 """Do design-based intervals hold? Coverage, RMSE and ranking of probability samples on TREC-COVID and Robust04.
 
-    python examples/design_evidence.py [DATA_FOLDER] [--repeats 50] [--quick] [--out DIR] [--figure PNG]
+    python examples/design_evidence.py [DATA_FOLDER] [--full | --quick] [--repeats N] [--out DIR] [--docs]
         [--design poisson|stratified]
 
-For each setting, ``--repeats`` seeded repeats (default 50; seeds 0, 1, ...) draw a Poisson sample with
+By default (about a minute on two cores): TREC-COVID, 2,000 judgments from none, 10 repeats, without
+labels and with the κ ≈ 0.2 labeler. ``--full`` (every setting below, 50 repeats, three labelers: about
+45 minutes of one core; ``--only`` splits it over processes) is what the README's table reports.
+
+For each setting, ``--repeats`` seeded repeats (seeds 0, 1, ...) draw a Poisson sample with
 :func:`ir_incomplete.judging.sample` (AP-prior, 10 % uniform floor), judge it from the complete
 judgments and estimate AP@100 and nDCG@10 with :func:`ir_incomplete.estimate` (90 % intervals, the
 default control variate: the runs' fusion model, with the labels when a labeler is given).
@@ -18,14 +22,15 @@ default control variate: the runs' fusion model, with the labels when a labeler 
   calling a nonrelevant document relevant grows with the cube of the document's fusion percentile in its
   topic), as real LLM judges' errors follow the systems.
 
-Reported per setting (means over repeats): Kendall τ of the run ranking against the truth, RMSE and
-bias of the run means, coverage of the 90 % intervals of run means and of all pairs' differences, mean
-interval width, and the same-budget priority pool (Σ over runs of 1/(1 + rank), ranks from 1; plain
-measure, unjudged = nonrelevant) for τ and RMSE. ``--quick``: 3 repeats, 40 runs, TREC-COVID 2,000 only.
-``--only TEXT`` runs the settings whose name contains TEXT, ``--out DIR`` keeps every repeat's row, and
-``--summarize CSV...`` prints (and ``--figure`` draws) the summary of such files, so that settings can
-run in parallel processes. The full run takes about 45 minutes of one core. ``--design stratified``
-draws the fixed-size design instead (``sample(..., design="stratified")``: exactly the budget in every repeat).
+Reported per setting (means over repeats): Kendall τ of the run ranking against the truth, RMSE and bias of
+the run means, coverage of the 90 % intervals of run means and of all pairs' differences, mean interval width,
+and the same-budget priority pool (Σ over runs of 1/(1 + rank), ranks from 1; plain measure, unjudged =
+nonrelevant) for τ and RMSE. ``--quick``: 3 repeats, 40 runs, no labels, no figure. The figure is saved as
+``design_evidence.png`` in ``--out`` (default: the current folder; ``--docs`` writes
+``docs/design_evidence.png`` for the README), beside ``design_evidence.csv`` (every repeat's row). ``--only
+TEXT`` runs the settings whose name contains TEXT, and ``--summarize CSV...`` prints (and draws) the summary
+of such files, so that the settings of ``--full`` can run in parallel processes. ``--design stratified`` draws
+the fixed-size design instead (``sample(..., design="stratified")``: exactly the budget in every repeat).
 """
 
 from __future__ import annotations
@@ -173,34 +178,40 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--repeats", type=int, default=50)
-    parser.add_argument("--quick", action="store_true", help="3 repeats, 40 runs, TREC-COVID 2,000 only")
-    parser.add_argument("--out", type=Path, default=None, help="write every repeat's row to OUT/design_evidence.csv")
-    parser.add_argument("--figure", type=Path, default=None, help="draw coverage and tau to this PNG")
-    parser.add_argument("--labelers", default="none,kappa 0.42,kappa 0.2 (systems)")
+    parser.add_argument("--repeats", type=int, default=None, help="seeded repeats (default 10; --full 50)")
+    parser.add_argument("--quick", action="store_true", help="3 repeats, 40 runs, no labels, no figure")
+    parser.add_argument(
+        "--full", action="store_true", help="every setting, 50 repeats, three labelers (about 45 min of one core)"
+    )
+    parser.add_argument("--out", type=Path, default=Path("."), help="folder for design_evidence.png and .csv")
+    parser.add_argument("--docs", action="store_true", help="write docs/design_evidence.png (for the README)")
+    parser.add_argument("--labelers", default=None, help="comma-separated: none, kappa 0.42, kappa 0.2 (systems)")
     parser.add_argument("--design", choices=["poisson", "stratified"], default="poisson", help="the sampling design")
     parser.add_argument("--only", default=None, help="only the settings whose name contains this text")
     parser.add_argument(
         "--summarize", type=Path, nargs="+", default=None, help="print (and --figure) the rows of earlier --out CSVs"
     )
     args = parser.parse_args(argv)
+    figure = Path(__file__).resolve().parents[1] / "docs" / "design_evidence.png" if args.docs else None
+    figure = figure or (None if args.quick else args.out / "design_evidence.png")
     if args.summarize:
         summary = summarize(pd.concat([pd.read_csv(p) for p in args.summarize], ignore_index=True))
         with pd.option_context("display.width", 220, "display.max_columns", 20):
             print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-        if args.figure:
-            draw(summary, args.figure)
+        if figure:
+            draw(summary, figure)
         return summary
     covid = args.data / "trec-covid-round1"
     if not covid.exists():
         sys.exit(f"{covid} is absent (the TREC-COVID data lives in ../shared/data beside the project)")
     warnings.simplefilter("ignore", RuntimeWarning)
-    repeats = 3 if args.quick else args.repeats
-    labelers = args.labelers.split(",")
+    repeats = args.repeats or (3 if args.quick else 50 if args.full else 10)
+    default_labelers = "none" if args.quick else "none,kappa 0.42,kappa 0.2 (systems)" if args.full else None
+    labelers = (args.labelers or default_labelers or "none,kappa 0.2 (systems)").split(",")
     started = time.time()
     round1 = covid / "qrels.round1.txt.gz"
     settings = [("COVID 2,000", 2000, "round 0")]
-    if not args.quick:
+    if args.full:
         settings = [
             ("COVID 1,000", 1000, "round 0"),
             ("COVID 2,000", 2000, "round 0"),
@@ -247,7 +258,7 @@ def main(argv=None):
                 kappa_note[labeler] = kappas[0]
             print(f"  {name}, labels: {labeler} ({time.time() - started:.0f} s)", file=sys.stderr)
     table = pd.DataFrame(rows)
-    if args.out:
+    if not args.quick:
         args.out.mkdir(parents=True, exist_ok=True)
         table.to_csv(args.out / "design_evidence.csv", index=False)
     summary = summarize(table)
@@ -258,8 +269,8 @@ def main(argv=None):
     with pd.option_context("display.width", 220, "display.max_columns", 20):
         print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"({time.time() - started:.0f} s)")
-    if args.figure:
-        draw(summary, args.figure)
+    if figure:
+        draw(summary, figure)
     return summary
 
 
