@@ -125,7 +125,9 @@ def pool_scores(prepared, truth, units, means):
 
 
 def one_repeat(prepared, space, truth, means, budget, certain_qrels, labels, seed, kind="poisson"):
-    design = sample(prepared, budget, qrels=certain_qrels, predictions=labels, seed=seed, design=kind)
+    # labels shape pi only where judgments calibrate them (a certainty stratum); from none, sample would warn
+    shaping = labels if certain_qrels is not None else None
+    design = sample(prepared, budget, qrels=certain_qrels, predictions=shaping, seed=seed, design=kind)
     grade = truth.set_index(["query_id", "doc_id"])["relevance"]
     judged = design[["query_id", "doc_id"]].copy()
     judged["relevance"] = grade.reindex(pd.MultiIndex.from_frame(judged)).fillna(0).astype(int).to_numpy()
