@@ -318,8 +318,8 @@ def compare(
     ``ir_incomplete.estimate(runs, qrels, design, ..., pairs=True)`` over every run: ``difference`` is
     the difference of the estimated means (estimate()'s ``value``, to rounding); ``ci_low``/``ci_high``
     are estimate()'s ``lo``/``hi`` at ``interval=ci_level`` (the design-based interval of the difference, signs
-    flipped where a run is compared with an earlier one); ``p_value`` is the two-sided Student's t p of ``value /
-    se`` with estimate()'s ``df`` (1 when both are 0) and ``p_adjusted`` that p after ``correction``;
+    flipped where a run is compared with an earlier one); ``p_value`` is the two-sided Student's t p of
+    ``value / se`` with estimate()'s ``df`` (1 when both are 0) and ``p_adjusted`` that p after ``correction``;
     ``significant`` is estimate()'s: that interval excludes 0 (with no correction or Bonferroni's the same as
     ``p_adjusted < alpha``; with Holm's the Bonferroni intervals, so it can be False where ``p_adjusted < alpha``;
     with ``fdr_bh`` the level ``1 − R·alpha/m``); ``effect_size``
