@@ -67,6 +67,7 @@ DESIGN_COLUMNS = ("query_id", "doc_id", "pi")
 DESIGN_KINDS = ("poisson", "stratified")
 _MODEL_BINS = 10
 _RRF_K = 60
+_RBP_P = 0.8  # the persistence of the RBP prior (Universe.rbp_prior)
 
 
 @dataclass
@@ -223,6 +224,8 @@ class Universe:
         harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, self.depth + 1))]
         prior = (1.0 + harmonic[self.depth] - harmonic[self.item_rank[uni]]) / (2.0 * self.depth)
         self.ap_prior = np.bincount(u, weights=prior, minlength=n_units) / max(len(self.universe_runs), 1)
+        rbp = (1.0 - _RBP_P) * _RBP_P ** self.item_rank[uni].astype(float)
+        self.rbp_prior = np.bincount(u, weights=rbp, minlength=n_units) / max(len(self.universe_runs), 1)
 
     @property
     def n_units(self) -> int:
@@ -254,6 +257,7 @@ class Universe:
             grow = np.zeros(len(extra))
             self.rrf = np.r_[self.rrf, grow][order]
             self.ap_prior = np.r_[self.ap_prior, grow][order]
+            self.rbp_prior = np.r_[self.rbp_prior, grow][order]
         return np.searchsorted(self.unit_key, key)
 
     def lookup(self, topic: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
@@ -333,7 +337,7 @@ def read_design(design: Any) -> pd.DataFrame:
         import json
 
         attrs = {}
-        lines = []
+        lines: list[str] = []
         with open(design, encoding="utf-8") as handle:
             for no, line in enumerate(handle, 1):
                 if line.startswith("#") and not lines:  # settings and comments come before the column line

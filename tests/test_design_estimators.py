@@ -462,7 +462,7 @@ def test_sample_same_seed_same_design_bit_for_bit():
     assert not a[["query_id", "doc_id"]].equals(c[["query_id", "doc_id"]])
 
 
-@pytest.mark.parametrize("prior", ["ap", "rrf", "uniform"])
+@pytest.mark.parametrize("prior", ["ap+rbp", "ap", "rbp-fusion", "rrf", "uniform"])
 @pytest.mark.parametrize("certain", [0, 15])
 def test_sample_probabilities_sum_to_budget_and_respect_the_floor(prior, certain):
     runs = _wide_runs()

@@ -62,7 +62,7 @@ from ir_incomplete.cli.common import (
 __all__ = ["sample_main", "estimate_main", "PRIORS", "CONTROLS"]
 
 #: the priors ``--prior`` takes (those of :func:`ir_incomplete.judging.sample` given by name)
-PRIORS = ("ap", "rrf", "uniform")
+PRIORS = ("ap+rbp", "ap", "rbp-fusion", "rrf", "uniform")
 #: the control variates ``--control`` takes (those of :func:`ir_incomplete.estimate`)
 CONTROLS = ("auto", "none", "labels", "model", "labels+model")
 
@@ -138,9 +138,10 @@ def _sample_parser() -> Parser:
     p.add_argument("--seed", type=int, default=0, help="the random seed (default 0); the same seed, the same file")
     p.add_argument(
         "--prior",
-        default="ap",
+        default="ap+rbp",
         choices=PRIORS,
-        help="pi proportional to: ap (Aslam & Pavlu's AP-prior, default), rrf (sum of 1/(60 + rank)) or uniform",
+        help="pi proportional to: ap+rbp (default: half the AP-prior, half an RBP(0.8) fusion, each normalised), "
+        "ap (Aslam & Pavlu's AP-prior), rbp-fusion, rrf (sum of 1/(60 + rank)) or uniform",
     )
     p.add_argument(
         "--uniform",

