@@ -1,0 +1,96 @@
+"""Control variates of the difference estimator: automatic labels and the fitted relevance model, as
+cells whose π-weighted grade shares (scaled per topic) give every unit its ``f``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ir_incomplete.estimation.universe import Universe
+
+__all__ = ["CONTROLS"]
+
+#: the control variates :func:`ir_incomplete.estimate` knows
+CONTROLS = ("auto", "none", "labels", "model", "labels+model")
+_MODEL_BINS = 10
+
+
+def _predicted(universe: Universe, predictions: Any, levels: np.ndarray) -> np.ndarray:
+    """The predicted grade of every unit (``-1``: none), checked against the judged scale."""
+    from ir_incomplete.predictions import read_predictions
+
+    frame = read_predictions(predictions)
+    if "relevance" not in frame.columns:
+        raise ValueError("predictions need a relevance column (the predicted grade)")
+    grade = pd.to_numeric(frame["relevance"], errors="coerce").to_numpy(dtype=float)
+    topic = universe.topic_codes(frame["query_id"].astype(str))
+    unit = universe.lookup(topic, frame["doc_id"].astype(str).to_numpy(dtype=object))
+    out = np.full(universe.n_units, -1, dtype=np.int64)
+    ok = unit >= 0
+    bad = np.flatnonzero(ok & ~np.isin(grade, levels))
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(
+            f"predictions: grade {_scalar(frame['relevance'].iloc[i])!r} of ({frame['query_id'].iloc[i]}, "
+            f"{frame['doc_id'].iloc[i]}) is not on the judgments' scale ({', '.join(str(int(v)) for v in levels)})"
+        )
+    out[unit[ok]] = np.searchsorted(levels, grade[ok])
+    return out
+
+
+def _scalar(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (so that messages show ``5``, not ``np.int64(5)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _cells(universe: Universe, control: str, predicted: np.ndarray | None) -> np.ndarray:
+    cells = np.zeros(universe.n_units, dtype=np.int64)
+    if "model" in control:
+        score = np.log(universe.rrf + 1e-12)
+        edges = np.quantile(score, np.linspace(0, 1, _MODEL_BINS + 1)[1:-1]) if len(score) else []
+        cells = np.searchsorted(np.unique(edges), score, side="right")
+    if "labels" in control and predicted is not None:
+        cells = cells * (int(predicted.max(initial=0)) + 2) + (predicted + 1)
+    return cells
+
+
+def _control_variate(
+    cells: np.ndarray,
+    rand: np.ndarray,
+    grade: np.ndarray,
+    pi: np.ndarray,
+    n_levels: int,
+    min_cell: int,
+    topic: np.ndarray | None = None,
+) -> np.ndarray:
+    """``f_level`` [units × levels]: the π-weighted share of each grade among the random sampled pairs of
+    the unit's cell (all random pairs when the cell has fewer than ``min_cell``)."""
+    f = np.zeros((len(cells), n_levels))
+    if len(rand) == 0:
+        return f
+    w = 1.0 / pi[rand]
+    codes, cell_of = np.unique(cells, return_inverse=True)
+    c = cell_of[rand]
+    total = np.bincount(c, weights=w, minlength=len(codes))
+    count = np.bincount(c, minlength=len(codes))
+    share = np.zeros((len(codes), n_levels))
+    overall = np.bincount(grade[rand], weights=w, minlength=n_levels) / w.sum()
+    for lev in range(n_levels):
+        share[:, lev] = np.bincount(c, weights=w * (grade[rand] == lev), minlength=len(codes))
+    share = np.where((count >= min_cell)[:, None], share / np.where(total > 0, total, 1.0)[:, None], overall[None, :])
+    f = share[cell_of]
+    if topic is None:
+        return f
+    # scaled within each topic so that the π-weighted sums over the topic's random pairs agree
+    # (f_u = β_t p_c(u), β_t = Σ_S 1[y = g]/π / Σ_S p_c/π): topics differ in how many relevant
+    # documents they have, which cells pooled over topics cannot know
+    n_topics = int(topic.max(initial=-1)) + 1
+    t = topic[rand]
+    for lev in range(1, n_levels):
+        judged = np.bincount(t, weights=w * (grade[rand] == lev), minlength=n_topics)
+        predicted = np.bincount(t, weights=w * f[rand, lev], minlength=n_topics)
+        beta = np.where(predicted > 0, judged / np.where(predicted > 0, predicted, 1.0), 0.0)
+        f[:, lev] *= beta[topic]
+    return f

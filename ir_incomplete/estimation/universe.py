@@ -1,0 +1,255 @@
+"""The universe of a design: the runs' top ``depth`` pairs, numbered, with the fusion priors that designs
+and the fitted relevance model use; and the measures :func:`ir_incomplete.estimate` knows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ir_incomplete.data.prepared import PreparedRuns, _row_items, duplicate_message, prepare_runs
+
+__all__ = ["Universe", "Estimand", "parse_estimand"]
+
+_RRF_K = 60
+_RBP_P = 0.8  # the persistence of the RBP prior (Universe.rbp_prior)
+
+
+@dataclass
+class Estimand:
+    """One measure to estimate: ``kind`` (P, RBP, R, AP, nDCG), cut-off ``k``, ``rel`` (smallest relevant
+    grade), ``p`` (RBP), ``name`` (as printed)."""
+
+    kind: str
+    k: int
+    rel: int
+    p: float
+    name: str
+
+
+def parse_estimand(measure: Any, depth: int) -> Estimand:
+    """``AP@100``, ``nDCG@10``, ``P@10``, ``RBP(p=0.8)@100``, ``R`` (or ``NumRel``), as strings or
+    ir_measures measures. A cut-off deeper than ``depth`` is refused (the universe ends there); AP, nDCG
+    and RBP without one are cut at ``depth``. RBP is binary, gain ``[grade >= rel]`` (``rel=1`` unless
+    given), as ``RBPResidual`` and ``ir_measures``' ``RBP(p=..,rel=1)``; it is not the graded RBP that
+    ``ir_measures`` means by an RBP without ``rel``."""
+    import ir_measures
+
+    text = measure if isinstance(measure, str) else str(measure)
+    if not isinstance(measure, str) and getattr(measure, "NAME", None) == "R":
+        raise ValueError(
+            f"measure {text!r}: ir_measures' R is recall, which cannot be estimated from a sample; the number of "
+            f"relevant documents is the string 'R' or NumRel"
+        )
+    if text.strip() == "R":
+        return Estimand("R", depth, 1, 0.0, "R")
+    try:
+        m = ir_measures.parse_measure(text) if isinstance(measure, str) else measure
+    except Exception:  # ir_measures raises several types for a bad name
+        raise ValueError(
+            f"measure {text!r} is not one estimate() knows; choices: AP@k, nDCG@k, P@k, RBP(p=..)@k, R "
+            f"(k at most the design's depth {depth})"
+        ) from None
+    name = getattr(m, "NAME", None)
+    params = dict(getattr(m, "params", {}) or {})
+    kinds = {"AP": "AP", "nDCG": "nDCG", "P": "P", "RBP": "RBP", "NumRel": "R"}
+    if name not in kinds:
+        raise ValueError(
+            f"measure {text!r}: {name} cannot be estimated from a sample; choices: AP@k, nDCG@k, P@k, RBP(p=..)@k, R"
+        )
+    kind = kinds[name]
+    cutoff = params.pop("cutoff", None)
+    rel = params.pop("rel", None)
+    p = params.pop("p", 0.8) if kind == "RBP" else 0.8
+    params.pop("judged_only", None) if params.get("judged_only") in (False, None) else None
+    if kind == "nDCG" and params.get("dcg") in ("log2", None):
+        params.pop("dcg", None)
+    if kind == "nDCG" and params.get("gains") is None:
+        params.pop("gains", None)
+    extra = {k: v for k, v in params.items() if v is not None}
+    if extra:
+        raise ValueError(f"measure {text!r}: parameter {next(iter(extra))}= is not supported by estimate()")
+    if kind == "P" and cutoff is None:
+        raise ValueError(f"measure {text!r}: P needs a cut-off (P@10)")
+    k = depth if cutoff is None or kind == "R" else int(cutoff)
+    if k > depth:
+        raise ValueError(
+            f"measure {text!r}: cut-off {k} is deeper than the design's depth {depth}; documents below rank "
+            f"{depth} lie outside the sampled universe"
+        )
+    if kind == "RBP" and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1):
+        raise ValueError(f"measure {text!r}: p={p!r} is not a persistence; expected a number > 0 and < 1")
+    rel = 1 if rel is None else int(rel)
+    if rel < 1:
+        raise ValueError(f"measure {text!r}: rel={rel} must be at least 1")
+    return Estimand(kind, k, rel, float(p), text if isinstance(measure, str) else str(m))
+
+
+# -- the universe ----------------------------------------------------------------------------------------
+
+
+class Universe:
+    """The runs' top-``depth`` pairs, numbered: ``topic_ids``, ``doc_ids`` (distinct), per unit
+    ``unit_topic``/``unit_doc``; per item of the runs' top ``depth``: ``item_run``, ``item_topic``,
+    ``item_rank`` (0-based), ``item_unit`` (``-1`` outside the universe); ``rrf`` per unit (Σ over the
+    universe runs of 1/(60 + rank), ranks from 1) and ``ap_prior`` (Aslam & Pavlu's AP-prior averaged over
+    the universe runs: ``(1 + Σ_{i=r}^{depth} 1/i) / (2·depth)`` at rank r).
+    """
+
+    def __init__(
+        self,
+        runs: Any,
+        depth: int,
+        universe_runs: list[str] | None = None,
+        score_precision: str = "float32",
+        topics: Any = None,
+    ) -> None:
+        prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, score_precision)
+        self.prepared = prepared
+        self.depth = depth
+        self.run_names = list(prepared.run_names)
+        if not self.run_names:
+            raise ValueError("no runs given")
+        if universe_runs is None:
+            universe_runs = self.run_names
+        missing = [r for r in universe_runs if r not in self.run_names]
+        if missing:
+            raise ValueError(
+                f"the design was drawn from run {missing[0]!r}, which is not among the runs given "
+                f"({len(missing)} of its {len(universe_runs)} runs are missing): the design's universe "
+                f"disagrees with the runs; give every run the design was drawn from"
+            )
+        self.universe_runs = list(universe_runs)
+        lengths = np.minimum(prepared.lengths, depth)
+        items = _row_items(prepared.row_starts, lengths)
+        rank = np.arange(len(items)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        qids = np.asarray(prepared.row_query, dtype=object)
+        topic_values = np.repeat(qids, lengths)
+        docs = np.asarray(prepared.doc_ids[items], dtype=object)
+        run = np.repeat(prepared.row_run, lengths)
+        self._items = (run, topic_values, docs, rank)
+        in_universe = np.isin(run, [self.run_names.index(r) for r in self.universe_runs])
+        self._in_universe = in_universe
+        if topics is None:
+            topics = pd.unique(topic_values[in_universe])
+        self.set_topics(topics)
+        _refuse_duplicates(prepared, self.topic_ids)
+
+    def set_topics(self, topics: Any) -> None:
+        run, topic_values, docs, rank = self._items
+        topic_ids = np.asarray(_natural(list(topics)), dtype=object)
+        self.topic_ids = topic_ids
+        topic_index = pd.Index(topic_ids)
+        topic = topic_index.get_indexer(topic_values)
+        keep = topic >= 0
+        doc_codes, doc_ids = pd.factorize(docs[keep])
+        self.doc_ids = np.asarray(doc_ids, dtype=object)
+        self.doc_index = pd.Index(self.doc_ids)
+        n_docs = max(len(self.doc_ids), 1)
+        key = topic[keep].astype(np.int64) * n_docs + doc_codes
+        uni = self._in_universe[keep]
+        unit_keys = np.unique(key[uni])
+        self.unit_key = unit_keys
+        self.unit_topic = (unit_keys // n_docs).astype(np.int64)
+        self.unit_doc = (unit_keys % n_docs).astype(np.int64)
+        self.n_docs = n_docs
+        if len(unit_keys):
+            pos_c = np.minimum(np.searchsorted(unit_keys, key), len(unit_keys) - 1)
+            found = unit_keys[pos_c] == key
+        else:
+            pos_c, found = np.zeros(len(key), np.int64), np.zeros(len(key), bool)
+        self.item_run = run[keep]
+        self.item_topic = topic[keep].astype(np.int64)
+        self.item_rank = rank[keep].astype(np.int64)
+        self.item_unit = np.where(found, pos_c, -1).astype(np.int64)
+        n_units = len(unit_keys)
+        r = self.item_rank + 1.0
+        u = self.item_unit[uni]
+        self.rrf = np.bincount(u, weights=1.0 / (_RRF_K + r[uni]), minlength=n_units)
+        harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, self.depth + 1))]
+        prior = (1.0 + harmonic[self.depth] - harmonic[self.item_rank[uni]]) / (2.0 * self.depth)
+        self.ap_prior = np.bincount(u, weights=prior, minlength=n_units) / max(len(self.universe_runs), 1)
+        rbp = (1.0 - _RBP_P) * _RBP_P ** self.item_rank[uni].astype(float)
+        self.rbp_prior = np.bincount(u, weights=rbp, minlength=n_units) / max(len(self.universe_runs), 1)
+
+    @property
+    def n_units(self) -> int:
+        return len(self.unit_key)
+
+    def add_units(self, topic: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+        """Add pairs (certainty pairs outside the runs' top ``depth``); returns every given pair's unit."""
+        doc = self.doc_index.get_indexer(doc_ids)
+        new_docs = pd.unique(np.asarray(doc_ids, dtype=object)[doc < 0])
+        if len(new_docs):
+            self.doc_ids = np.concatenate([self.doc_ids, np.asarray(new_docs, dtype=object)])
+            self.doc_index = pd.Index(self.doc_ids)
+            doc = self.doc_index.get_indexer(doc_ids)
+            if len(self.doc_ids) > self.n_docs:  # re-key with the larger document count
+                old_doc = self.unit_doc
+                self.n_docs = len(self.doc_ids)
+                self.unit_key = self.unit_topic * self.n_docs + old_doc
+        key = topic.astype(np.int64) * self.n_docs + doc
+        extra = np.setdiff1d(key, self.unit_key)
+        if len(extra):
+            keys = np.r_[self.unit_key, extra]
+            order = np.argsort(keys, kind="stable")
+            self.unit_key = keys[order]
+            remap = np.empty(len(keys), dtype=np.int64)
+            remap[order] = np.arange(len(keys))
+            self.unit_topic = (self.unit_key // self.n_docs).astype(np.int64)
+            self.unit_doc = (self.unit_key % self.n_docs).astype(np.int64)
+            self.item_unit = np.where(self.item_unit >= 0, remap[np.maximum(self.item_unit, 0)], -1)
+            grow = np.zeros(len(extra))
+            self.rrf = np.r_[self.rrf, grow][order]
+            self.ap_prior = np.r_[self.ap_prior, grow][order]
+            self.rbp_prior = np.r_[self.rbp_prior, grow][order]
+        return np.searchsorted(self.unit_key, key)
+
+    def lookup(self, topic: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+        """The unit of each pair, ``-1`` where it is not in the universe."""
+        doc = self.doc_index.get_indexer(doc_ids)
+        key = topic.astype(np.int64) * self.n_docs + doc
+        if not self.n_units:
+            return np.full(len(key), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.unit_key, key), self.n_units - 1)
+        ok = (doc >= 0) & (topic >= 0) & (self.unit_key[pos] == key)
+        return np.where(ok, pos, -1)
+
+    def topic_codes(self, query_ids: Any) -> np.ndarray:
+        return pd.Index(self.topic_ids).get_indexer(query_ids)
+
+    def frame(self, units: np.ndarray, **columns: Any) -> pd.DataFrame:
+        out = pd.DataFrame(
+            {
+                "query_id": pd.Series(self.topic_ids[self.unit_topic[units]], dtype=object),
+                "doc_id": pd.Series(self.doc_ids[self.unit_doc[units]], dtype=object),
+            }
+        )
+        for name, values in columns.items():
+            out[name] = values
+        return out
+
+
+def _refuse_duplicates(prepared: PreparedRuns, topic_ids: np.ndarray) -> None:
+    """``ValueError`` when a run lists a document twice for one of the topics (as trec_eval and
+    :func:`ir_incomplete.evaluate` refuse it): the document would count twice."""
+    rows = prepared.duplicate_rows
+    if not len(rows):
+        return
+    hit = np.flatnonzero(pd.Index(topic_ids).get_indexer(np.asarray(prepared.row_query, dtype=object)[rows]) >= 0)
+    if len(hit):
+        row = rows[hit[0]]
+        raise ValueError(
+            duplicate_message(
+                prepared.run_names[prepared.row_run[row]], prepared.duplicate_docs[hit[0]], prepared.row_query[row]
+            )
+        )
+
+
+def _natural(ids: list) -> list:
+    text = [str(i) for i in ids]
+    if all(t.lstrip("-").isdigit() for t in text):
+        return sorted(text, key=lambda t: (int(t), t))
+    return sorted(text)
