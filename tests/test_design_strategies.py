@@ -166,8 +166,8 @@ def test_sample_refuses_an_unknown_prior_name():
     with pytest.raises(ValueError) as info:
         sample(RUNS, 4, prior="best")
     assert str(info.value) == (
-        "prior='best' is not valid; choices: ap+rbp, ap, rbp-fusion, rrf, uniform, a judging method (depth, budget, rbp, "
-        "movetofront, bandit, judge_next), a Strategy object or a table query_id, doc_id, prior"
+        "prior='best' is not valid; choices: ap+rbp, ap, rbp-fusion, rrf, uniform, a judging method (depth, "
+        "budget, rbp, movetofront, bandit, judge_next), a Strategy object or a table query_id, doc_id, prior"
     )
 
 

@@ -20,17 +20,9 @@ from ir_incomplete.cli.common import (
     runs_and_measures,
 )
 from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
-from ir_incomplete.report import (
-    CORRECTIONS,
-    DEFAULT_B,
-    DEFAULT_SEED,
-    FORMATS,
-    TESTS,
-    _check_digits,
-    _check_text,
-    compare,
-    format_report,
-)
+from ir_incomplete.report import CORRECTIONS, DEFAULT_B, DEFAULT_SEED, FORMATS, TESTS, compare, format_report
+from ir_incomplete.report.comparison import _check_digits
+from ir_incomplete.report.formatting import _check_text
 
 __all__ = ["main"]
 

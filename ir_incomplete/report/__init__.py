@@ -1,0 +1,50 @@
+"""Comparison reports: runs against a baseline, or every pair of runs, with paired significance tests.
+
+:func:`compare` evaluates every run with every measure per topic (:func:`ir_incomplete.evaluate`), tests
+each comparison on the paired per-topic scores with one of the tests of
+:mod:`ir_incomplete.robustness.significance` (:data:`TESTS`: paired t, Wilcoxon signed-rank, paired
+bootstrap, randomised Tukey HSD), corrects the p-values for multiple comparisons per measure (Bonferroni,
+Holm or Benjamini–Hochberg, as ``statsmodels.stats.multitest.multipletests``) and returns a tidy DataFrame.
+:func:`format_report` writes that table as a markdown or LaTeX table (runs × measures, the best value per
+measure in bold, significance marks) or as TSV. The ``ir_incomplete compare`` command line
+(:mod:`ir_incomplete.cli.compare`) does both.
+"""
+
+from __future__ import annotations
+
+from ir_incomplete.report.comparison import (
+    BASELINE_MARK,
+    CORRECTIONS,
+    DEFAULT_B,
+    DEFAULT_SEED,
+    FORMATS,
+    TESTS,
+    adjust_p_values,
+    ci_level,
+    compare,
+)
+from ir_incomplete.report.formatting import format_report
+
+__all__ = [
+    "compare",
+    "format_report",
+    "adjust_p_values",
+    "ci_level",
+    "TESTS",
+    "CORRECTIONS",
+    "FORMATS",
+    "BASELINE_MARK",
+    "DEFAULT_B",
+    "DEFAULT_SEED",
+]
+
+
+def __getattr__(name: str):
+    """``compare_main``, the ``ir_incomplete compare`` command, lives in :mod:`ir_incomplete.cli.compare`
+    (``main``); the old name is kept, found when it is asked for (the library does not import the
+    command line)."""
+    if name == "compare_main":
+        import importlib
+
+        return importlib.import_module("ir_incomplete.cli.compare").main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
