@@ -201,6 +201,7 @@ def main(argv=None):
         with pd.option_context("display.width", 220, "display.max_columns", 20):
             print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         if figure:
+            figure.parent.mkdir(parents=True, exist_ok=True)
             draw(summary, figure)
         return summary
     covid = args.data / "trec-covid-round1"
@@ -272,6 +273,7 @@ def main(argv=None):
         print(summary.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"({time.time() - started:.0f} s)")
     if figure:
+        figure.parent.mkdir(parents=True, exist_ok=True)
         draw(summary, figure)
     return summary
 
@@ -292,7 +294,7 @@ def draw(summary, path):
         ax.scatter(part["pair coverage"], y, marker="x", label="pairs")
         ax.axvline(0.9, color="0.5", lw=0.8)
         ax.set_yticks(y, [lab for lab, s in zip(labels, summary["measure"], strict=True) if s == m], fontsize=6)
-        ax.set_xlim(0.5, 1.0)
+        ax.set_xlim(0.0, 1.0)
         ax.set_title(f"{m}: coverage of 90 % intervals", fontsize=9)
         ax.legend(fontsize=6, loc="lower left")
     ax = axes[2]
