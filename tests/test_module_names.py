@@ -43,3 +43,15 @@ def test_no_attribute_hides_a_submodule(package, name):
     module = importlib.import_module(f"{package}.{name}")
     found = getattr(parent, name)
     assert found is module, f"{package}.{name} is {type(found).__name__} {found!r}, not the module {module.__name__}"
+
+
+def test_importing_the_package_leaves_pandas_and_scipy_unloaded():
+    """``import ir_incomplete`` stays light (worker processes and the command line start with it): pandas
+    and scipy are loaded on first use, not by the import (the design-based modules once loaded pandas
+    eagerly and more than doubled the import time)."""
+    import subprocess
+    import sys
+
+    code = "import sys, ir_incomplete; print(sorted(m for m in ('pandas', 'scipy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -46,10 +46,9 @@ gives the same number.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ir_incomplete.data.columns import _ids
 from ir_incomplete.estimation.control import CONTROLS, _cells, _control_variate, _predicted
@@ -63,6 +62,11 @@ from ir_incomplete.estimation.design_file import (
 )
 from ir_incomplete.estimation.universe import Estimand, Universe, _natural, parse_estimand
 from ir_incomplete.kernels.design import Items, Units, estimate_measure
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from ir_incomplete._lazy import pandas as pd
 
 __all__ = [
     "estimate",

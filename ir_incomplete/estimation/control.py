@@ -3,12 +3,16 @@ cells whose π-weighted grade shares (scaled per topic) give every unit its ``f`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ir_incomplete.estimation.universe import Universe
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from ir_incomplete._lazy import pandas as pd
 
 __all__ = ["CONTROLS"]
 

@@ -3,13 +3,17 @@ strata), and the judgments of a design's pairs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ir_incomplete.data.columns import _ids
 from ir_incomplete.data.qrels import Qrels
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from ir_incomplete._lazy import pandas as pd
 
 __all__ = ["read_design", "check_design", "DESIGN_COLUMNS", "DESIGN_KINDS"]
 

@@ -4,12 +4,16 @@ and the fitted relevance model use; and the measures :func:`ir_incomplete.estima
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ir_incomplete.data.prepared import PreparedRuns, _row_items, duplicate_message, prepare_runs
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from ir_incomplete._lazy import pandas as pd
 
 __all__ = ["Universe", "Estimand", "parse_estimand"]
 
