@@ -404,6 +404,25 @@ def test_cli_outputs_get_the_umask_permissions(tmp_path, umask):
 # ---------------------------------------------------------------------------------------------------
 # interrupted studies, resumed
 # ---------------------------------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _ctrl_c_raises():
+    """The Ctrl-C tests need Python's own SIGINT handler: a process started in the background by a
+    non-interactive shell (``cmd &``) inherits SIGINT ignored, and Python then leaves it ignored, so a
+    SIGINT would be lost and the tests would fail for a reason that is not the code's."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def _sigint_default_in_child() -> None:
+    """``preexec_fn`` of a child that must react to Ctrl-C however its parent was started."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture(scope="module")
 def collection():
     """5 runs × 6 topics over 60 documents, graded judgments of 40 documents per topic."""
@@ -710,7 +729,15 @@ def test_cli_ctrl_c_with_worker_processes(tmp_path, collection):
     args[args.index("--repeats") + 1] = "3000"  # far longer than the test waits
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     command = [sys.executable, "-m", "ir_incomplete", "robustness", *args]
-    study = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    study = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_sigint_default_in_child,
+    )
     workers: list[int] = []
     try:
         deadline = time.monotonic() + 120
