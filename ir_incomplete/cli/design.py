@@ -59,12 +59,11 @@ from ir_incomplete.cli.common import (
     write_lines,
 )
 
-__all__ = ["sample_main", "estimate_main", "PRIORS", "CONTROLS"]
+# the choices of --prior and --control: those of ir_incomplete.judging.sample and ir_incomplete.estimate
+from ir_incomplete.estimation.control import CONTROLS  # noqa: E402
+from ir_incomplete.estimation.universe import PRIORS  # noqa: E402
 
-#: the priors ``--prior`` takes (those of :func:`ir_incomplete.judging.sample` given by name)
-PRIORS = ("ap+rbp", "ap", "rbp-fusion", "rrf", "uniform")
-#: the control variates ``--control`` takes (those of :func:`ir_incomplete.estimate`)
-CONTROLS = ("auto", "none", "labels", "model", "labels+model")
+__all__ = ["sample_main", "estimate_main", "PRIORS", "CONTROLS"]
 
 
 def _runs(paths: Sequence[str]) -> dict[str, Any]:

@@ -320,7 +320,8 @@ def estimate(
             zw = result.z * np.sqrt(1.0 - units.pi[units.random])[None, :]
         else:  # centred within strata and scaled: zw zwᵀ is the without-replacement covariance
             zw = units._centred(result.z) * np.sqrt(units.srs_scale[units.random_stratum])[None, :]
-        cov = zw @ zw.T
+        gram = zw @ zw.T  # the first-order covariance, kept apart for Satterthwaite's df
+        cov = gram.copy()
         if result.second is not None:
             m2 = result.second
             cov = cov + (m2 @ m2.T).toarray()  # type: ignore[attr-defined]
@@ -339,7 +340,7 @@ def estimate(
             w2 = zw**2
             cube = (zw**3) @ zw.T
             s4 = c4.sum(axis=1)[a] + c4.sum(axis=1)[b] - 4.0 * cube[a, b] - 4.0 * cube[b, a] + 6.0 * (w2 @ w2.T)[a, b]
-            s2 = total[a] + total[b] - 2.0 * (zw @ zw.T)[a, b]
+            s2 = total[a] + total[b] - 2.0 * gram[a, b]
             df_pair = np.where(s4 > 0, s2**2 / np.where(s4 > 0, s4, 1.0), np.inf)
             q_pair = _quantile(interval, df_pair)
             lo, hi = diff - q_pair * se, diff + q_pair * se

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ir_incomplete.estimation.design_file import _plain_value
 from ir_incomplete.estimation.universe import Universe
 
 if TYPE_CHECKING:
@@ -21,8 +22,9 @@ CONTROLS = ("auto", "none", "labels", "model", "labels+model")
 _MODEL_BINS = 10
 
 
-def _predicted(universe: Universe, predictions: Any, levels: np.ndarray) -> np.ndarray:
-    """The predicted grade of every unit (``-1``: none), checked against the judged scale."""
+def unit_predictions(universe: Universe, predictions: Any) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """The predictions (any form :func:`ir_incomplete.predictions.read_predictions` reads), their grades as
+    floats and the universe unit of each row (``-1``: outside the universe)."""
     from ir_incomplete.predictions import read_predictions
 
     frame = read_predictions(predictions)
@@ -31,22 +33,29 @@ def _predicted(universe: Universe, predictions: Any, levels: np.ndarray) -> np.n
     grade = pd.to_numeric(frame["relevance"], errors="coerce").to_numpy(dtype=float)
     topic = universe.topic_codes(frame["query_id"].astype(str))
     unit = universe.lookup(topic, frame["doc_id"].astype(str).to_numpy(dtype=object))
-    out = np.full(universe.n_units, -1, dtype=np.int64)
-    ok = unit >= 0
-    bad = np.flatnonzero(ok & ~np.isin(grade, levels))
+    return frame, grade, unit
+
+
+def check_scale(frame: pd.DataFrame, grade: np.ndarray, unit: np.ndarray, levels: np.ndarray) -> None:
+    """``ValueError`` naming the first prediction of a universe pair whose grade is not one of ``levels``
+    (the judgments' scale)."""
+    bad = np.flatnonzero((unit >= 0) & ~np.isin(grade, levels))
     if len(bad):
         i = int(bad[0])
         raise ValueError(
-            f"predictions: grade {_scalar(frame['relevance'].iloc[i])!r} of ({frame['query_id'].iloc[i]}, "
+            f"predictions: grade {_plain_value(frame['relevance'].iloc[i])!r} of ({frame['query_id'].iloc[i]}, "
             f"{frame['doc_id'].iloc[i]}) is not on the judgments' scale ({', '.join(str(int(v)) for v in levels)})"
         )
+
+
+def _predicted(universe: Universe, predictions: Any, levels: np.ndarray) -> np.ndarray:
+    """The predicted grade of every unit (``-1``: none), checked against the judged scale."""
+    frame, grade, unit = unit_predictions(universe, predictions)
+    check_scale(frame, grade, unit, levels)
+    out = np.full(universe.n_units, -1, dtype=np.int64)
+    ok = unit >= 0
     out[unit[ok]] = np.searchsorted(levels, grade[ok])
     return out
-
-
-def _scalar(value: Any) -> Any:
-    """A numpy scalar as the Python value it holds (so that messages show ``5``, not ``np.int64(5)``)."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _cells(universe: Universe, control: str, predicted: np.ndarray | None) -> np.ndarray:

@@ -15,7 +15,10 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 
-__all__ = ["Universe", "Estimand", "parse_estimand"]
+__all__ = ["Universe", "Estimand", "parse_estimand", "PRIORS"]
+
+#: the priors :func:`ir_incomplete.judging.sample` knows by name (each from the universe's rankings)
+PRIORS = ("ap+rbp", "ap", "rbp-fusion", "rrf", "uniform")
 
 _RRF_K = 60
 _RBP_P = 0.8  # the persistence of the RBP prior (Universe.rbp_prior)

@@ -83,12 +83,11 @@ import pandas as pd
 
 from ir_incomplete.data.qrels import Qrels
 from ir_incomplete.estimation import Universe, read_design
+from ir_incomplete.estimation.universe import PRIORS
 from ir_incomplete.judging._candidates import check_budget, check_positive_int
 
 __all__ = ["sample", "write_design", "PRIORS", "inclusion_probabilities"]
 
-#: the priors :func:`sample` knows by name
-PRIORS = ("ap+rbp", "ap", "rbp-fusion", "rrf", "uniform")
 #: the designs :func:`sample` draws
 DESIGNS = ("poisson", "stratified")
 
@@ -218,12 +217,9 @@ def _prior(
 def _uncertainty(universe: Universe, predictions: Any, known: np.ndarray, known_grade: np.ndarray) -> np.ndarray | None:
     """``sqrt(p (1 − p))`` per unit from labels calibrated on the judged units, or ``None`` (nothing to
     calibrate on)."""
-    from ir_incomplete.predictions import read_predictions
+    from ir_incomplete.estimation.control import check_scale, unit_predictions
 
-    frame = read_predictions(predictions)
-    if "relevance" not in frame.columns:
-        raise ValueError("predictions need a relevance column (the predicted grade)")
-    grade = pd.to_numeric(frame["relevance"], errors="coerce").to_numpy(dtype=float)
+    frame, grade, unit = unit_predictions(universe, predictions)
     bad = np.flatnonzero(~np.isfinite(grade))
     if len(bad):
         i = int(bad[0])
@@ -231,21 +227,11 @@ def _uncertainty(universe: Universe, predictions: Any, known: np.ndarray, known_
             f"predictions: grade {frame['relevance'].iloc[i]!r} of ({frame['query_id'].iloc[i]}, "
             f"{frame['doc_id'].iloc[i]}) is not a number"
         )
-    unit = universe.lookup(
-        universe.topic_codes(frame["query_id"].astype(str)), frame["doc_id"].astype(str).to_numpy(dtype=object)
-    )
     predicted = np.full(universe.n_units, np.nan)
     predicted[unit[unit >= 0]] = grade[unit >= 0]
     levels = np.unique(np.r_[0, known_grade])
-    off = np.flatnonzero((unit >= 0) & ~np.isin(grade, levels))
-    if len(known) and len(off):
-        i = int(off[0])
-        value = frame["relevance"].iloc[i]
-        raise ValueError(
-            f"predictions: grade {value.item() if isinstance(value, np.generic) else value!r} of "
-            f"({frame['query_id'].iloc[i]}, {frame['doc_id'].iloc[i]}) is not on the judgments' scale "
-            f"({', '.join(str(int(v)) for v in levels)})"
-        )
+    if len(known):
+        check_scale(frame, grade, unit, levels)
     labelled = known[np.isfinite(predicted[known])]
     if len(labelled) == 0:
         return None
