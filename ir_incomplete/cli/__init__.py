@@ -52,8 +52,10 @@ not is an error (exit 2) naming it, never ``NaN`` in the output; ``-o tsv`` prin
 Exit codes: 0 success; 2 usage and data errors (bad options, a bad measure string, a missing file, an
 unreadable, truncated or malformed qrels or run file, qrels with nothing to evaluate, a value that is
 not finite with ``-o jsonl``, a failure of another ``ir_measures`` provider); 1 only when the
-output could not be written (e.g. a closed pipe). Errors are one line on stderr, never a traceback:
-``ir_incomplete: error: <message>``.
+output could not be written (a closed pipe, quietly; any other write error, e.g. a full disk, with
+``ir_incomplete: error: cannot write output: <reason>``, the subcommand's name after
+``ir_incomplete``); 130 interrupted (Ctrl-C: ``ir_incomplete: interrupted``, likewise), in every
+command. Errors are one line on stderr, never a traceback: ``ir_incomplete: error: <message>``.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from ir_incomplete.cli.common import EXIT_DATA, CliError, report_error, split_measure_args
+from ir_incomplete.cli.common import EXIT_DATA, CliError, dispatch, report_error, split_measure_args
 from ir_incomplete.cli.evaluate import evaluation_main
 from ir_incomplete.cli.measures import measure_example, measure_rows, measures_main
 from ir_incomplete.grammar.errors import measure_error_message
@@ -167,11 +169,14 @@ SUBCOMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The command line on ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    """The command line on ``argv`` (default ``sys.argv[1:]``); returns the exit code. Every command runs
+    through :func:`ir_incomplete.cli.common.dispatch`: Ctrl-C is one line (``ir_incomplete <command>:
+    interrupted``, exit 130) and output that cannot be written one line (``ir_incomplete <command>:
+    error: cannot write output: <reason>``, exit 1), never a traceback."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
-        return SUBCOMMANDS[argv[0]](argv[1:])
-    return evaluation_main(argv)
+        return dispatch(SUBCOMMANDS[argv[0]], argv[1:], argv[0])
+    return dispatch(evaluation_main, argv)
 
 
 def console_main() -> int:

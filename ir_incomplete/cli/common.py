@@ -2,11 +2,14 @@
 exiting (:class:`Parser`), the one-line errors and exit codes (:class:`CliError`, :data:`EXIT_USAGE`,
 :data:`EXIT_DATA`, :data:`EXIT_OUTPUT`), the readers of input files (:func:`read_input`,
 :func:`check_input_file`), of runs and measures given as ``RUN ... MEASURE ...`` (:func:`runs_and_measures`)
-and the writer of output lines (:func:`write_lines`); :func:`run_command` puts them together."""
+and the writer of output lines (:func:`write_lines`); :func:`run_command` puts them together, and
+:func:`dispatch` runs a whole command: an interrupt (Ctrl-C, exit 130) or output that cannot be written
+(exit 1) is one line on stderr, never a traceback."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -25,7 +28,9 @@ __all__ = [
     "EXIT_DATA",
     "EXIT_USAGE",
     "EXIT_OUTPUT",
+    "EXIT_INTERRUPTED",
     "CliError",
+    "OutputError",
     "Parser",
     "Exit",
     "one_line",
@@ -35,6 +40,7 @@ __all__ = [
     "report_error",
     "split_measure_args",
     "parse_measures",
+    "places_format",
     "version",
     "collect_runs",
     "read_input",
@@ -43,6 +49,10 @@ __all__ = [
     "leading_paths",
     "runs_and_measures",
     "run_command",
+    "output_error",
+    "discard_stdout",
+    "flush_stdout",
+    "dispatch",
 ]
 
 PROG = "ir_incomplete"
@@ -51,7 +61,8 @@ SUMMARY_QID = "all"
 OUTPUT_FORMATS = ("tsv", "jsonl")
 EXIT_DATA = 2  # unreadable or malformed input: reported like a usage error (documented exit code 2)
 EXIT_USAGE = 2
-EXIT_OUTPUT = 1  # the output could not be written (e.g. a closed pipe)
+EXIT_OUTPUT = 1  # the output could not be written (e.g. a closed pipe, a full disk)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
 
 
 class CliError(Exception):
@@ -63,12 +74,36 @@ class CliError(Exception):
         self.usage = usage
 
 
+class OutputError(Exception):
+    """The output could not be written to stdout (exit :data:`EXIT_OUTPUT`): :func:`dispatch` reports it
+    as one line. Not a :class:`CliError`, so that the commands' handlers of bad input let it through."""
+
+    code = EXIT_OUTPUT
+
+
 class Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` that raises :class:`CliError` instead of exiting, so that :func:`main`
-    returns the exit code."""
+    returns the exit code; its help and version text that cannot be written to stdout is an
+    :class:`OutputError` (argparse itself ignores the error and exits 0)."""
 
     def error(self, message):
         raise CliError(message, EXIT_USAGE, usage=self.format_usage())
+
+    def _print_message(self, message, file=None):
+        if not message:
+            return
+        file = file or sys.stderr
+        try:
+            file.write(message)
+            if file is sys.stdout:
+                file.flush()
+        except BrokenPipeError:  # `ir_incomplete --help | head`: stop quietly
+            discard_stdout()
+        except OSError as exc:
+            if file is not sys.stdout:
+                return  # stderr cannot be written either: nothing to report to
+            discard_stdout()
+            raise output_error(exc) from None
 
     def exit(self, status=0, message=None):
         if message:
@@ -175,6 +210,15 @@ def parse_measures(args: Sequence[str]) -> list:
     return measures
 
 
+def places_format(places: int) -> str:
+    """The format spec of the numbers the commands print with ``-p PLACES``: ``places`` decimals
+    (``".4f"``), or ``""`` for -1, full precision (Python's shortest repr, which reads back to the same
+    float); a ``CliError`` for anything below -1."""
+    if places < -1:
+        raise CliError(f"--places must be >= 0, or -1 for full precision (got {places})")
+    return "" if places == -1 else f".{places}f"
+
+
 def version() -> str:
     from ir_incomplete._version import __version__
 
@@ -223,20 +267,54 @@ def read_input(reader, path: Any, what: str):
         raise CliError(message, EXIT_DATA) from None
 
 
+def output_error(exc: OSError) -> OutputError:
+    """The :class:`OutputError` of a failed write to stdout: ``cannot write output: <reason>``."""
+    reason = exc.strerror or one_line(exc) or type(exc).__name__
+    return OutputError(f"cannot write output: {reason}")
+
+
+def discard_stdout() -> None:
+    """Point stdout's file descriptor at the null device, after a write to it failed: what is still in
+    Python's buffer then goes nowhere when the interpreter flushes it at exit, instead of failing again
+    there (a second message and exit code 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a replaced stream): nothing to do
+        pass
+
+
+def flush_stdout() -> int:
+    """Flush stdout: 0, or :data:`EXIT_OUTPUT` quietly for a closed pipe (``ir_incomplete ... | head``);
+    any other failure (a full disk, an I/O error) is an :class:`OutputError`. Either way stdout is then
+    discarded (:func:`discard_stdout`)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        discard_stdout()
+        return EXIT_OUTPUT
+    except OSError as exc:
+        discard_stdout()
+        raise output_error(exc) from None
+    return 0
+
+
 def write_lines(lines: list[str]) -> int:
+    """Write ``lines`` to stdout, each ending in a newline, and flush: 0; a closed pipe (e.g.
+    ``ir_incomplete ... | head``) stops quietly with :data:`EXIT_OUTPUT`; any other write error (e.g. a
+    full disk) raises :class:`OutputError`, which :func:`dispatch` reports as one line, exit 1."""
     if not lines:
         return 0
     try:
         sys.stdout.write("\n".join(lines) + "\n")
-        sys.stdout.flush()
-    except BrokenPipeError:  # e.g. `ir_incomplete ... | head`: stop quietly
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass
+    except BrokenPipeError:
+        discard_stdout()
         return EXIT_OUTPUT
-    return 0
+    except OSError as exc:
+        discard_stdout()
+        raise output_error(exc) from None
+    return flush_stdout()
 
 
 def check_input_file(path: str, what: str) -> None:
@@ -285,3 +363,36 @@ def run_command(parser: argparse.ArgumentParser, body: Callable[[Any], list[str]
     except INPUT_ERRORS as exc:  # anything else that bad input can raise: one line, never a traceback
         return report_error(as_cli_error(exc))
     return write_lines(lines)
+
+
+def dispatch(command: Callable[[list[str]], int], argv: Sequence[str], name: str | None = None) -> int:
+    """Run the command ``command(argv)`` (``name``: the subcommand, ``None`` for the evaluation) and flush
+    stdout; returns its exit code. What no command reports itself becomes one line on stderr, prefixed
+    ``ir_incomplete <name>:``, never a traceback:
+
+    - Ctrl-C (``KeyboardInterrupt``): ``interrupted``, exit :data:`EXIT_INTERRUPTED` (130);
+    - output that cannot be written (:class:`OutputError`, also when the last buffered output is
+      flushed here rather than by Python at exit): ``error: cannot write output: <reason>``, exit 1;
+      a closed pipe stops quietly, exit 1."""
+    prog = PROG if name is None else f"{PROG} {name}"
+    try:
+        status = command(list(argv))
+        flushed = flush_stdout()  # what is still buffered is written (or fails) here, not at exit
+    except KeyboardInterrupt:
+        with contextlib.suppress(OutputError, KeyboardInterrupt):
+            flush_stdout()  # the lines written before the interrupt, or nothing if they cannot be
+        _say(f"{prog}: interrupted\n")
+        return EXIT_INTERRUPTED
+    except OutputError as error:
+        _say(f"{prog}: error: {one_line(error)}\n")
+        return error.code
+    return status or flushed
+
+
+def _say(text: str) -> None:
+    """Write ``text`` to stderr, ignoring a stderr that cannot be written (nowhere left to report)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass

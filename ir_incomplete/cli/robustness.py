@@ -27,7 +27,8 @@ files equal an uninterrupted run's byte for byte) and refuses options, judgments
 naming them. Measures and levels are checked before ``--out`` is touched.
 
 Exit codes: 0 success; 2 errors (bad options or parameters, a missing, unreadable or malformed file, an
-output folder that cannot be used); 130 interrupted (Ctrl-C). Errors are one line on stderr.
+output folder that cannot be used); 1 the printed summary could not be written (the files are written);
+130 interrupted (Ctrl-C). Errors are one line on stderr.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import zlib
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
+from ir_incomplete.cli.common import Parser, write_lines
 from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
 from ir_incomplete.robustness._files import atomic_write
 
@@ -89,6 +91,8 @@ class _OutError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse would exit; report instead
         raise _UsageError(message)
+
+    _print_message = Parser._print_message  # help that cannot be written is one line, exit 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -704,13 +708,14 @@ def _write_outputs(args, out: str, result, manifest: dict) -> int:
         return EXIT_USAGE
     with pd.option_context("display.width", 250, "display.max_rows", 500):
         shown = summary if args.full_summary else short_summary(summary)
-        sys.stdout.write(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
-        if not args.full_summary:
-            sys.stdout.write(
-                "(means over the repeats; every statistic with its standard deviation is in summary.csv, "
-                "--full-summary prints it)\n"
-            )
+        lines = [shown.to_string(index=False, float_format=lambda v: f"{v:.4f}")]
+    if not args.full_summary:
+        lines.append(
+            "(means over the repeats; every statistic with its standard deviation is in summary.csv, "
+            "--full-summary prints it)"
+        )
     if note:
-        sys.stdout.write(note + "\n")
-    sys.stdout.write(f"wrote {', '.join(written + [MANIFEST])} to {out}\n")
-    return EXIT_OK
+        lines.append(note)
+    lines.append(f"wrote {', '.join(written + [MANIFEST])} to {out}")
+    # the study is on disk either way; a summary that cannot be printed is exit 1 (one line, as every command)
+    return write_lines(lines)

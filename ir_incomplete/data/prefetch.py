@@ -6,7 +6,9 @@ files at once, in order, and :meth:`Prefetch.take` hands out each result when th
 raises the very exception the read raised, so a prefetched file behaves exactly like one read on the
 spot. A file never asked for is dropped. Use it as a context manager: leaving the block stops the
 reading after the current file and waits for the thread, so no reader is left running when the program
-ends (e.g. after an error).
+ends (e.g. after an error). Leaving it by Ctrl-C (``KeyboardInterrupt``) does not wait: the file being
+read may be a named pipe that never ends (``<(zcat run.gz)`` of a stopped producer), and the command must
+stop at once; the thread is a daemon thread, so it does not hold the program open.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ class Prefetch:
 
     :meth:`take` ``(key, read)`` waits for that job and returns what its ``read`` returned (or raises
     what it raised); a key that was not prefetched, or was taken already, is read now with ``read``, in
-    the calling thread. :meth:`close` (also on leaving a ``with`` block) starts no further job and waits
-    for the thread."""
+    the calling thread. :meth:`close` (also on leaving a ``with`` block, unless by ``KeyboardInterrupt``)
+    starts no further job and waits for the thread."""
 
     def __init__(self, jobs: Sequence[tuple[Hashable, Callable[[], Any]]]):
         self._jobs = list(dict(jobs).items())
@@ -34,7 +36,7 @@ class Prefetch:
         self._ready = {key: threading.Event() for key, _ in self._jobs}
         self._untaken = set(self._ready)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._work, name="ir_incomplete-prefetch")
+        self._thread = threading.Thread(target=self._work, name="ir_incomplete-prefetch", daemon=True)
         self._thread.start()
 
     def _work(self) -> None:
@@ -68,7 +70,10 @@ class Prefetch:
     def __enter__(self) -> Prefetch:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, kind, *exc_info) -> None:
+        if kind is not None and issubclass(kind, KeyboardInterrupt):  # Ctrl-C: stop now, do not wait
+            self._stop.set()
+            return
         self.close()
 
 
