@@ -126,7 +126,7 @@ def _assert_table(got: pd.DataFrame, expected: pd.DataFrame) -> None:
 def test_estimate_prints_the_table_of_estimate(files, tmp_path, capsys):
     design = _sample_file(files, tmp_path / "design.tsv", "--budget", "30", "--seed", "1", "--qrels", files["some"])
     measures = ["AP@10", "nDCG@5", "P@5", "RBP(p=0.8)@10", "R"]
-    assert main(["estimate", files["full"], str(design), files["runs"], *measures]) == 0
+    assert main(["estimate", files["full"], str(design), files["runs"], *measures, "-p", "-1"]) == 0  # every digit
     out, err = capsys.readouterr()
     assert out.splitlines()[0] == "run\tmeasure\tvalue\tlo\thi\tse\tdf\toutside" and err == ""
     expected = ir_incomplete.estimate(files["runs"], files["full"], str(design), measures)
@@ -134,7 +134,7 @@ def test_estimate_prints_the_table_of_estimate(files, tmp_path, capsys):
     _assert_table(_read_table(out), expected)
     # -m, pairs, another level, labels as a control variate
     argv = ["estimate", files["full"], str(design), files["runs"], "-m", "AP@10", "-m", "nDCG@5"]
-    assert main([*argv, "--pairs", "--interval", "0.8", "--predictions", files["labels"]]) == 0
+    assert main([*argv, "--pairs", "--interval", "0.8", "--predictions", files["labels"], "-p", "-1"]) == 0
     two = ["AP@10", "nDCG@5"]
     expected = ir_incomplete.estimate(
         files["runs"], files["full"], str(design), two, pairs=True, interval=0.8, predictions=files["labels"]
@@ -142,7 +142,7 @@ def test_estimate_prints_the_table_of_estimate(files, tmp_path, capsys):
     table = _read_table(capsys.readouterr().out)
     assert table["significant"].dtype == bool and len(table) == 2 * 6
     _assert_table(table, expected)
-    assert main([*argv, "--per-query", "--control", "model"]) == 0
+    assert main([*argv, "--per-query", "--control", "model", "-p", "-1"]) == 0
     expected = ir_incomplete.estimate(
         files["runs"], files["full"], str(design), ["AP@10", "nDCG@5"], per_query=True, control="model"
     )

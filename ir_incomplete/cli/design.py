@@ -21,27 +21,39 @@ judgments, drawn without replacement from ``--strata`` groups). Judge every pair
 design that name existing files or directories are runs and the rest measures (``AP@k``, ``nDCG@k``,
 ``P@k``, ``RBP(p=..)@k``, ``R``); with ``-m MEASURE`` (repeatable) every argument after the design is a
 run. The output is a tab-separated table with a header line, the columns of
-:func:`ir_incomplete.estimate`: ``run, measure, value, lo, hi, se, outside``; with ``--pairs`` ``run_a,
-run_b, measure, value, lo, hi, se, significant``; with ``--per-query`` ``run, query_id, measure,
-value``. Numbers are printed in full (Python's shortest repr, which reads back to the same float) unless
-``-p PLACES``; ``pandas.read_csv(path, sep="\\t")`` reads the table.
+:func:`ir_incomplete.estimate`: ``run, measure, value, lo, hi, se, df, outside``; with ``--pairs``
+``run_a, run_b, measure, value, lo, hi, se, df, significant``; with ``--per-query`` ``run, query_id,
+measure, value``. ``--pairs-top N`` gives only the pairs among the ``N`` runs with the largest estimate of
+the first measure, ``--pairs-of RUN`` (repeatable) only those among the runs named (``pair_runs=`` of
+:func:`ir_incomplete.estimate`; each pair's line is the one it has among all pairs). Numbers are printed
+to 4 decimal places, as the evaluation command prints them; ``-p PLACES`` sets the places, ``-p -1``
+prints every digit (Python's shortest repr, which reads back to the same float);
+``pandas.read_csv(path, sep="\\t")`` reads the table.
+
+Both commands take ``--progress`` / ``--no-progress``: bars on stderr over the run files read and the
+steps of the work (neither: a bar only when stderr is a terminal and the work takes more than 2 s).
 
 Exit codes: 0 success; 2 usage and data errors (one line on stderr, e.g. an unreadable design, a design
-pair without a judgment, ``pi`` outside (0, 1], a budget below ``--certain``); 1 output not written.
+pair without a judgment, ``pi`` outside (0, 1], a budget below ``--certain``); 1 output not written;
+130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
+from functools import partial
 from typing import Any
 
 from ir_incomplete.cli.common import (
+    DEFAULT_PLACES,
     EXIT_DATA,
     EXIT_OUTPUT,
     PROG,
@@ -51,6 +63,7 @@ from ir_incomplete.cli.common import (
     collect_runs,
     leading_paths,
     one_line,
+    places_format,
     read_input,
     report_error,
     run_command,
@@ -66,8 +79,31 @@ from ir_incomplete.estimation.universe import PRIORS  # noqa: E402
 __all__ = ["sample_main", "estimate_main", "PRIORS", "CONTROLS"]
 
 
-def _runs(paths: Sequence[str]) -> dict[str, Any]:
-    """``{name: run}`` of run files and directories, each read (its errors one line, exit 2)."""
+#: the run files being read in the background (:func:`_prefetched_runs`), which :func:`_runs` takes
+_PREFETCH: ContextVar[Any] = ContextVar("ir_incomplete_cli_prefetch", default=None)
+
+
+@contextlib.contextmanager
+def _prefetched_runs(paths: Sequence[str]) -> Iterator[None]:
+    """Within the block, the regular run files among ``paths`` (directories: their files) are read in a
+    background thread while the command imports and checks the rest, as the evaluation command does
+    (:class:`ir_incomplete.data.prefetch.Prefetch`: the same tables, the same errors); :func:`_runs`
+    takes them. Leaving the block (also by an error or Ctrl-C) waits for the file being read."""
+    from ir_incomplete.data.prefetch import Prefetch, regular_files
+    from ir_incomplete.data.readers import read_trec_run
+
+    with Prefetch([(path, partial(read_trec_run, path)) for path in regular_files(paths)]) as prefetch:
+        token = _PREFETCH.set(prefetch)
+        try:
+            yield
+        finally:
+            _PREFETCH.reset(token)
+
+
+def _runs(paths: Sequence[str], progress: bool | None = None) -> dict[str, Any]:
+    """``{name: run}`` of run files and directories, each read (its errors one line, exit 2), with a
+    progress bar over the files (``progress``: see :mod:`ir_incomplete._progress`)."""
+    from ir_incomplete._progress import advance, task
     from ir_incomplete.data import read_trec_run
 
     for path in paths:
@@ -76,7 +112,17 @@ def _runs(paths: Sequence[str]) -> dict[str, Any]:
     files = collect_runs(paths)
     if not files:
         raise CliError("no run files given")
-    return {name: read_input(read_trec_run, path, "run") for name, path in files.items()}
+    prefetch = _PREFETCH.get()
+
+    def read(path: str) -> Any:
+        return read_trec_run(path) if prefetch is None else prefetch.take(path, partial(read_trec_run, path))
+
+    runs = {}
+    with task(progress, "read runs", unit="run", total=len(files)):
+        for name, path in files.items():
+            runs[name] = read_input(read, path, "run")
+            advance(1)
+    return runs
 
 
 def _qrels(path: str, option: str) -> Any:
@@ -176,6 +222,13 @@ def _sample_parser() -> Parser:
         help="precision in which run scores are compared when ranking (default float32, as trec_eval)",
     )
     p.add_argument("--output", "-o", default=None, metavar="FILE", help="write the design here instead of stdout")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr, over the run files read and the steps of the sample (default: when "
+        "stderr is a terminal and the work takes more than 2 s)",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     return p
 
@@ -239,7 +292,7 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
             "--previous DESIGN and --judgments QRELS go together: a new round needs the earlier design and the "
             "judgments of its pairs"
         )
-    runs = _runs(paths)
+    runs = _runs(paths, args.progress)
     qrels = None if args.qrels is None else _qrels(args.qrels, "qrels")
     predictions = None if args.predictions is None else _predictions(args.predictions)
     previous = None if args.previous is None else _design(args.previous, "--previous design")
@@ -262,6 +315,7 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
                 score_precision=args.score_precision,
                 design=args.design,
                 strata=args.strata,
+                progress=args.progress,
             )
         except (ValueError, TypeError) as exc:
             raise CliError(one_line(exc), EXIT_DATA) from None
@@ -276,7 +330,8 @@ def sample_main(argv: Sequence[str]) -> int:
     argv = list(argv)
     try:
         args = _sample_parser().parse_intermixed_args(argv)
-        text = _sample(args, argv)
+        with _prefetched_runs([*args.runs, *args.more_runs]):
+            text = _sample(args, argv)
     except Exit as done:  # --help, --version: printed, nothing else to do
         return done.status
     except CliError as error:
@@ -348,6 +403,23 @@ def _estimate_parser() -> Parser:
         "universe's judgments, from the sampling design",
     )
     p.add_argument("--pairs", action="store_true", help="every pair of runs' difference (a - b) instead of run means")
+    p.add_argument(
+        "--pairs-top",
+        dest="pairs_top",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--pairs among the N runs with the largest estimate of the first measure only (every run is "
+        "still estimated; a pair's line is the one it has among all pairs)",
+    )
+    p.add_argument(
+        "--pairs-of",
+        dest="pairs_of",
+        action="append",
+        default=None,
+        metavar="RUN",
+        help="--pairs among these runs only (a run name; repeatable, at least two)",
+    )
     p.add_argument("--per-query", dest="per_query", action="store_true", help="per-query estimates (no intervals)")
     p.add_argument("--depth", type=int, default=None, help="the universe's depth (default: the design's)")
     p.add_argument(
@@ -368,8 +440,9 @@ def _estimate_parser() -> Parser:
         "-p",
         "--places",
         type=int,
-        default=-1,
-        help="decimal places (default -1: every digit, so that the numbers read back exactly)",
+        default=DEFAULT_PLACES,
+        help=f"decimal places, as the evaluation command (default {DEFAULT_PLACES}; -1: full precision, every "
+        "digit, so that the numbers read back exactly)",
     )
     p.add_argument(
         "--score-precision",
@@ -378,16 +451,24 @@ def _estimate_parser() -> Parser:
         choices=("float32", "float64"),
         help="precision in which run scores are compared when ranking (default float32, as trec_eval)",
     )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr, over the run files read and the measures estimated (default: when "
+        "stderr is a terminal and the work takes more than 2 s)",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     return p
 
 
 def _table_lines(table: Any, places: int) -> list[str]:
-    """The table as tab-separated lines, a header line first; floats in full (``repr``) or to ``places``."""
+    """The table as tab-separated lines, a header line first; floats to ``places`` decimals, or in full
+    (``repr``) with -1 (:func:`ir_incomplete.cli.common.places_format`, as the evaluation command)."""
     import numpy as np
 
     columns = list(table.columns)
-    spec = "" if places == -1 else f".{places}f"
+    spec = places_format(places)
     cells: list[list[str]] = []
     for column in columns:
         values = table[column]
@@ -403,11 +484,11 @@ def _table_lines(table: Any, places: int) -> list[str]:
 def _estimate(args: argparse.Namespace) -> list[str]:
     from ir_incomplete.estimation import estimate
 
-    if args.places < -1:
-        raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
+    places_format(args.places)  # checked before the work
     if not 0.0 < args.interval < 1.0:
         raise CliError(f"--interval must be strictly between 0 and 1, e.g. 0.9 (got {args.interval})")
-    if args.pairs and args.per_query:
+    pair_runs = _pair_runs(args)
+    if (args.pairs or pair_runs is not None) and args.per_query:
         raise CliError("--pairs and --per-query exclude each other: give one of them")
     if args.depth is not None and args.depth < 1:
         raise CliError(f"--depth {args.depth} is not valid; expected a number of ranks >= 1")
@@ -427,7 +508,11 @@ def _estimate(args: argparse.Namespace) -> list[str]:
         raise CliError("no measures given (e.g. -m AP@100 -m nDCG@10)")
     judgments = _qrels(args.qrels, "qrels")
     design = _design(args.design)
-    runs = _runs(paths)
+    runs = _runs(paths, args.progress)
+    unknown = [name for name in args.pairs_of or () if name not in runs]
+    if unknown:
+        shown = ", ".join(list(runs)[:10]) + (f", ... ({len(runs)} runs)" if len(runs) > 10 else "")
+        raise CliError(f"--pairs-of {unknown[0]!r} is not among the runs given (run names: {shown})")
     predictions = None if args.predictions is None else _predictions(args.predictions)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -439,13 +524,15 @@ def _estimate(args: argparse.Namespace) -> list[str]:
                 measures,
                 predictions=predictions,
                 interval=args.interval,
-                pairs=args.pairs,
+                pairs=args.pairs or pair_runs is not None,
+                pair_runs=pair_runs,
                 per_query=args.per_query,
                 control=args.control,
                 depth=args.depth,
                 universe=args.universe,
                 min_cell=args.min_cell,
                 score_precision=args.score_precision,
+                progress=args.progress,
             )
         except (ValueError, TypeError) as exc:
             raise CliError(one_line(exc), EXIT_DATA) from None
@@ -453,6 +540,34 @@ def _estimate(args: argparse.Namespace) -> list[str]:
     return _table_lines(table, args.places)
 
 
+def _pair_runs(args: argparse.Namespace) -> int | list[str] | None:
+    """``pair_runs=`` of :func:`ir_incomplete.estimate` from ``--pairs-top N`` or ``--pairs-of RUN ...``."""
+    if args.pairs_top is not None and args.pairs_of is not None:
+        raise CliError("--pairs-top and --pairs-of exclude each other: give one of them")
+    if args.pairs_top is not None:
+        if args.pairs_top < 2:
+            raise CliError(f"--pairs-top {args.pairs_top} is not valid; a pair needs two runs: give N >= 2")
+        return int(args.pairs_top)
+    if args.pairs_of is not None:
+        names = list(dict.fromkeys(args.pairs_of))
+        if len(names) < 2:
+            raise CliError(
+                f"--pairs-of names {len(names)} run(s); a pair needs two: give --pairs-of RUN at least twice"
+            )
+        return names
+    return None
+
+
+def _estimate_runs(args: argparse.Namespace) -> list[str]:
+    """The arguments of ``estimate`` that are probably runs (every item with ``-m``, else the leading paths)."""
+    return list(args.items) if args.measures is not None else leading_paths(list(args.items))
+
+
+def _estimate_prefetched(args: argparse.Namespace) -> list[str]:
+    with _prefetched_runs(_estimate_runs(args)):
+        return _estimate(args)
+
+
 def estimate_main(argv: Sequence[str]) -> int:
     """``ir_incomplete estimate QRELS DESIGN RUN... MEASURE...``; returns the exit code."""
-    return run_command(_estimate_parser(), _estimate, argv)
+    return run_command(_estimate_parser(), _estimate_prefetched, argv)

@@ -22,6 +22,7 @@ from ir_incomplete.cli.common import (
     check_input_file,
     leading_paths,
     one_line,
+    places_format,
     read_input,
     run_command,
     runs_and_measures,
@@ -263,7 +264,7 @@ def _lines(frame, args, multi_run: bool, by_query: bool, extras: dict[str, tuple
                 record["hi"] = None if hi != hi else hi
             out.append(json.dumps(record, allow_nan=False))
         return out
-    spec = "" if args.places == -1 else f".{args.places}f"
+    spec = places_format(args.places)
     if _fixed_columns(args):  # every line has every extra column, empty where the measure has none
         every = _extra_names(extras)
         more = [
@@ -303,8 +304,7 @@ def _evaluate(args) -> list[str]:
 
     if args.no_summary and not args.by_query:
         raise CliError("--no_summary (-n) only works together with --by_query (-q)")
-    if args.places < -1:
-        raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
+    places_format(args.places)  # checked before the work
     if args.header and args.output_format != "tsv":
         raise CliError("--header only works with -o tsv (jsonl records name their fields)")
     check_input_file(args.qrels, "qrels")

@@ -39,6 +39,7 @@ from ir_incomplete.cli.common import (
     as_cli_error,
     check_input_file,
     collect_runs,
+    places_format,
     read_input,
     report_error,
     split_measure_args,
@@ -260,8 +261,7 @@ def agreement_main(argv: Sequence[str]) -> int:
 def _agreement_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
     from ir_incomplete.judging.judge_agreement import agreement
 
-    if args.places < -1:
-        raise CliError(f"--places must be >= 0, or -1 for full precision (got {args.places})")
+    places_format(args.places)  # checked before the work
     labels = None
     if args.labels is not None:
         try:
@@ -275,7 +275,7 @@ def _agreement_lines(args: argparse.Namespace, argv: list[str]) -> list[str]:
     measures = split_measure_args(args.measures) if args.measures is not None else None
     result = agreement(a, b, runs=runs, measures=measures, labels=labels)
     lines = [] if args.no_header else [header_line("agreement", argv)]
-    spec = "" if args.places == -1 else f".{args.places}f"  # -1: full precision, as the evaluation command
+    spec = places_format(args.places)  # -1: full precision, as the evaluation command
     for key, value in result.items():
         lines.append(f"{key}\t{value}" if isinstance(value, int) else f"{key}\t{format(float(value), spec)}")
     table = result.attrs["confusion"]

@@ -261,6 +261,7 @@ def sample(
     score_precision: str = "float32",
     design: str = "poisson",
     strata: int = 10,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """Draw the pairs to judge (see the module docstring for the design).
 
@@ -275,7 +276,56 @@ def sample(
     expectation) or ``"stratified"`` (``strata`` groups of pairs by ``q``, a fixed number drawn without
     replacement from each: exactly ``budget`` judgments; rows get a ``stratum_id`` column and ``attrs``
     ``strata``, ``[N_h, n_h]`` per stratum).
+
+    ``progress``: a ``tqdm`` bar on stderr over the :data:`SAMPLE_STEPS` steps (the universe, the
+    judgments so far, the prior, the draw): ``None`` (default) when stderr is a terminal and the work
+    takes more than 2 s, ``True`` always, ``False`` never (:mod:`ir_incomplete._progress`). The design
+    does not depend on it.
     """
+    from ir_incomplete._progress import check_progress, task
+
+    with task(check_progress(progress), "sample", unit="step", total=len(SAMPLE_STEPS)):
+        return _sample(
+            runs,
+            budget,
+            depth=depth,
+            qrels=qrels,
+            predictions=predictions,
+            seed=seed,
+            prior=prior,
+            uniform=uniform,
+            certain=certain,
+            previous=previous,
+            judgments=judgments,
+            score_precision=score_precision,
+            design=design,
+            strata=strata,
+        )
+
+
+#: the steps of :func:`sample`'s progress bar
+SAMPLE_STEPS = ("universe", "judged pairs", "prior", "draw")
+
+
+def _sample(
+    runs: Any,
+    budget: int,
+    *,
+    depth: int,
+    qrels: Any,
+    predictions: Any,
+    seed: int,
+    prior: Any,
+    uniform: float,
+    certain: int,
+    previous: Any,
+    judgments: Any,
+    score_precision: str,
+    design: str,
+    strata: int,
+) -> pd.DataFrame:
+    """The work of :func:`sample` (its arguments), in its progress task."""
+    from ir_incomplete._progress import advance
     from ir_incomplete.judging.sampling import _check_seed
 
     budget = check_budget(budget)
@@ -300,6 +350,7 @@ def sample(
     rng = _check_seed(seed)
     seed = int(seed)
     universe = Universe(runs, depth, None, score_precision)
+    advance(1)
     n = universe.n_units
     known_units: list[np.ndarray] = []
     known_grades: list[np.ndarray] = []
@@ -338,6 +389,7 @@ def sample(
     known_grade = np.concatenate(known_grades) if known_grades else np.zeros(0, np.int64)
     known, first = np.unique(known, return_index=True)
     known_grade = known_grade[first]
+    advance(1)
     pi = np.zeros(n)
     pi[known] = 1.0
     stratum = np.full(n, "", dtype=object)
@@ -352,7 +404,7 @@ def sample(
         warnings.warn(
             f"budget={budget} is more than the {len(open_units)} pairs of the universe not judged already (the runs' "
             f"top {depth}, less the judged pairs): every pair is judged (pi = 1), {len(open_units)} judgments expected",
-            stacklevel=2,
+            stacklevel=3,
         )
     if certain:
         r = universe.item_rank + 1.0
@@ -373,8 +425,9 @@ def sample(
             warnings.warn(
                 "predictions= are not used: no judged pair of the universe has a predicted grade to calibrate them on "
                 "(give qrels= or previous= with judgments=)",
-                stacklevel=2,
+                stacklevel=3,
             )
+    advance(1)
     q = np.zeros(n)
     if len(open_units):
         w = weight[open_units]
