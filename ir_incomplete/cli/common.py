@@ -297,6 +297,8 @@ def flush_stdout() -> int:
     except OSError as exc:
         discard_stdout()
         raise output_error(exc) from None
+    except (ValueError, AttributeError):  # no stdout (None) or a closed one: nothing was buffered for it
+        pass
     return 0
 
 

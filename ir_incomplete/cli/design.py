@@ -88,7 +88,7 @@ def _prefetched_runs(paths: Sequence[str]) -> Iterator[None]:
     """Within the block, the regular run files among ``paths`` (directories: their files) are read in a
     background thread while the command imports and checks the rest, as the evaluation command does
     (:class:`ir_incomplete.data.prefetch.Prefetch`: the same tables, the same errors); :func:`_runs`
-    takes them. Leaving the block (also by an error or Ctrl-C) waits for the file being read."""
+    takes them. Leaving the block (also by an error) waits for the file being read; Ctrl-C does not."""
     from ir_incomplete.data.prefetch import Prefetch, regular_files
     from ir_incomplete.data.readers import read_trec_run
 
