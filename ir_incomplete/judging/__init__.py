@@ -12,7 +12,9 @@
   each round's prior updated with the judgments so far (:mod:`~ir_incomplete.judging.rounds`);
 * simulation (:mod:`~ir_incomplete.judging.simulation`): :func:`simulate` replays any strategy against an
   oracle qrels (judgments spent → τ, τ_AP, RMSE), :func:`plot_simulation` draws the curves;
-  :func:`simulate_design` replays a sampling design (τ, RMSE, bias, coverage and width of the intervals);
+  :func:`simulate_design` replays a sampling design (τ, RMSE, bias, coverage and width of the intervals)
+  against the truth :func:`design_truth` builds (the value complete judgment of the design's universe
+  gives, what :func:`ir_incomplete.estimate` targets);
 * agreement (:mod:`~ir_incomplete.judging.judge_agreement`): :func:`agreement` of two judgment sets (Cohen's κ,
   Krippendorff's α, confusion matrix, leaderboard τ);
 * judge next (:mod:`~ir_incomplete.judging.mtc`): :func:`judge_next` and the :class:`JudgeNext`
@@ -20,6 +22,7 @@
 * the ``ir_incomplete pool``, ``agreement`` and ``judge-next`` command lines are :mod:`ir_incomplete.cli.judging`.
 """
 
+from ir_incomplete.estimation.truth import design_truth
 from ir_incomplete.judging._candidates import Candidates
 from ir_incomplete.judging.designs import sample, write_design
 from ir_incomplete.judging.judge_agreement import agreement, cohen_kappa, krippendorff_alpha
@@ -68,6 +71,7 @@ __all__ = [
     "to_prels",
     "simulate",
     "simulate_design",
+    "design_truth",
     "plot_simulation",
     "agreement",
     "cohen_kappa",
