@@ -277,3 +277,14 @@ def test_design_truth_refuses_another_score_precision_as_estimate_does():
         estimate(RUNS, _graded(design, ORACLE), design, ["P@2"], score_precision="float64")
     with pytest.raises(ValueError, match=r"score_precision='float64' differs from the design's 'float32'"):
         design_truth(RUNS, ORACLE, design, ["P@2"], score_precision="float64")
+
+
+def test_certain_beyond_the_first_round_names_the_round_budget():
+    with pytest.raises(
+        ValueError, match=r"certain=4 is more than round 1's budget 3 \(budget=6 in 2 rounds \[3, 3\]\)"
+    ):
+        sample_rounds(RUNS, 6, 2, ORACLE, depth=4, certain=4)
+    with pytest.raises(ValueError, match=r"certain=4 is more than round 1's budget 3"):
+        simulate_design(RUNS, ORACLE, dict(budget=6, rounds=2, depth=4, certain=4), repeats=1)
+    drawn = sample_rounds(RUNS, 6, [5, 1], ORACLE, depth=4, certain=4)  # round 1 takes the 4 and draws 1
+    assert drawn.rounds["judged"].iloc[0] >= 4 and (drawn.design["round"] == 1).sum() >= 4

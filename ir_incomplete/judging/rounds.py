@@ -183,7 +183,8 @@ def sample_rounds(
         draws exactly its budget, in ``strata`` groups of its open pairs). Each is checked by
         :func:`~ir_incomplete.judging.sample` itself, with its messages.
     certain
-        Round 1 only: its top ``certain`` pairs of the priority pool are judged with ``pi = 1``.
+        Round 1 only: its top ``certain`` pairs of the priority pool are judged with ``pi = 1``, out of
+        round 1's budget (at most that budget).
     seed
         Round 1's seed; later rounds' seeds follow from it (module docstring).
     progress
@@ -198,6 +199,13 @@ def sample_rounds(
     from ir_incomplete.data.prepared import PreparedRuns
 
     sizes = round_budgets(budget, rounds)
+    plain_int = isinstance(certain, (int, np.integer)) and not isinstance(certain, (bool, np.bool_))
+    if len(sizes) > 1 and plain_int and certain > sizes[0]:  # else sample() checks certain, as its own
+        raise ValueError(
+            f"certain={certain} is more than round 1's budget {sizes[0]} (budget={sum(sizes)} in "
+            f"{len(sizes)} rounds {sizes}): the top {certain} pairs are judged with pi = 1 in round 1, out of its "
+            f"budget; lower certain or give round 1 more (rounds=[{certain}, ...])"
+        )
     seed = _check_seed(seed)
     check_progress(progress)
     if not _is_callable_judge(judge):
