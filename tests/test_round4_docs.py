@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ir_incomplete
 from ir_incomplete.report import compare, format_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,3 +86,52 @@ def test_latex_notes_hold_no_text_mode_mathematics(correction):
         assert "the Bonferroni level $1 - \\alpha/2$ of the family" in notes[1]
     if correction == "fdr_bh":
         assert "the false-coverage-rate level $1 - R\\alpha/m$ of Benjamini \\& Yekutieli" in notes[1]
+
+
+# ---------------------------------------------------------------------------------------------------
+# infAP without pooled-but-unjudged documents is AP, as its description says
+# ---------------------------------------------------------------------------------------------------
+def _unpooled_collection(seed: int = 3, negative: bool = False):
+    """Qrels judging part of each topic's documents (no grade −1 unless ``negative``) and runs that also
+    retrieve documents the qrels do not mention."""
+    rng = np.random.default_rng(seed)
+    qrels, runs = [], {f"r{k}": [] for k in range(4)}
+    for t in range(6):
+        judged = rng.choice(40, 25, replace=False)
+        for d in judged:
+            grade = int(rng.integers(0, 3))
+            qrels.append((f"q{t}", f"d{d}", -1 if negative and rng.random() < 0.3 else grade))
+        for name in runs:
+            docs = rng.choice(40, 30, replace=False)
+            runs[name] += [(f"q{t}", f"d{d}", float(s)) for d, s in zip(docs, rng.random(30), strict=True)]
+    return (
+        {name: pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]) for name, rows in runs.items()},
+        pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]),
+    )
+
+
+@pytest.mark.parametrize(("c", "eps"), [(2.0, 1e-5), (3.0, 0.01), (0.5, 0.01), (1.5, 0.05)])
+def test_infap_equals_ap_up_to_the_smoothing_without_pooled_unjudged_documents(c, eps):
+    from ir_incomplete import evaluate
+
+    runs, qrels = _unpooled_collection()
+    measure = repr(ir_incomplete.infAP(c=c, eps=eps))
+    table = evaluate(runs, qrels, ["AP", measure, "AP@10", f"{measure}@10"])
+    wide = table.pivot_table(index=["run", "query_id"], columns="measure", values="value")
+    bound = eps * max(1.0, c - 1.0)
+    for ap, inf in (("AP", measure), ("AP@10", f"{measure}@10")):
+        gap = (wide[ap] - wide[inf]).abs()
+        assert gap.max() < bound and gap.max() > 0, (ap, gap.max(), bound)
+    # with pooled-but-unjudged documents infAP is another number
+    runs, qrels = _unpooled_collection(negative=True)
+    table = evaluate(runs, qrels, ["AP", measure])
+    wide = table.pivot_table(index=["run", "query_id"], columns="measure", values="value")
+    assert (wide["AP"] - wide[measure]).abs().max() > max(bound, 0.05)
+
+
+def test_infap_description_says_it_equals_ap_without_pooled_unjudged_documents():
+    measure = ir_incomplete.infAP
+    assert "equals AP (up to eps) when no grade is -1" in measure.SHORT_DESC
+    doc = " ".join((type(measure).__doc__ or "").split())
+    assert "infAP equals AP (variant=pool) up to the smoothing" in doc
+    assert "differ by less than eps·max(1, c − 1)" in doc
