@@ -4,11 +4,12 @@ Importing the package registers every measure with ``ir_measures`` (and so with 
 ``pt.Experiment``), adds the ``ir_incomplete`` provider to ``ir_measures``' default pipeline and lets
 ``ir_measures.parse_measure``/``parse_trec_measure`` read our measure strings (``infAP(c=1.5)@10``).
 
-Layers, top down (a module imports only from its own layer's package and the layers below; the README's
-"Layout", kept by ``lint-imports``): :mod:`ir_incomplete.cli` → ``judging``, ``report`` → ``robustness``,
-``labelers``, ``ppi``, ``display`` → ``api`` (:func:`evaluate`) → ``bootstrap``, ``other_providers`` →
-``integration`` → ``incomplete_provider`` (the ir_measures adapter) → ``measures`` → ``grammar`` →
-``kernels``, ``predictions`` → ``data`` (inputs → ranked-code matrix).
+Layers, top down (a module imports only from its own layer's package and the layers below; the manual's
+"Layout", docs/development.rst, kept by ``lint-imports``): :mod:`ir_incomplete.cli` → ``judging``,
+``report`` → ``robustness``, ``labelers``, ``ppi``, ``display`` → ``api`` (:func:`evaluate`) →
+``bootstrap``, ``other_providers`` → ``integration`` → ``incomplete_provider`` (the ir_measures adapter) →
+``estimation`` (:func:`estimate`) → ``measures`` → ``grammar`` → ``kernels``, ``predictions`` → ``data``
+(inputs → ranked-code matrix).
 """
 
 from ir_incomplete._version import __version__

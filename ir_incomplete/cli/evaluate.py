@@ -60,7 +60,7 @@ subcommands:
 
 
 #: what the intervals of the bootstrapped measures are: in --interval's help, and on stderr when they are
-#: printed (the README's TREC-COVID table, "Automatic labels on TREC-COVID, measured")
+#: printed (the manual's TREC-COVID table, docs/measured.rst, "Automatic labels on TREC-COVID, measured")
 BOOT_INTERVAL_NOTE = (
     "the intervals of bootstrapped measures (BootNDCG, BootAP, BootP, BootRBP, BootQ) are the spread of the "
     "measure under its prior's model of the unjudged documents, not error bars for the value on complete "

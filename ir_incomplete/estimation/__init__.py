@@ -6,7 +6,9 @@ every run's mean over the topics (or every pair of runs' difference) with an int
 
 **What is estimated.** The *universe* is the set of (topic, document) pairs in the top ``depth`` of the
 runs the design was drawn from (``design.attrs["runs"]``, else every run given), plus the certainty pairs
-(π = 1) of the design. The target of every estimate is the value that judging the whole universe would
+(π = 1) of the design: the pairs judged already (the ``qrels`` given to ``sample``, earlier rounds), even
+where they lie outside those runs' top ``depth``, so that every known relevant document counts in R, as
+in trec_eval's R. The target of every estimate is the value that judging the whole universe would
 give on the design's topics, documents outside the universe counting as nonrelevant; the mean over
 topics counts a topic a run does not answer as 0 (trec_eval's ``-c``). A run whose top ``k`` reaches
 outside the universe (a run evaluated later) gets the share of its top-``k`` rows that lie outside in
@@ -160,14 +162,19 @@ def estimate(
     level of the two-sided interval (Student's t with Satterthwaite's ``df``, see the module
     docstring). ``depth``: the universe's depth (default: the design's).
     ``universe``: ``"runs"`` (the top ``depth`` of the runs the design was drawn from, all of which must
-    be given) or ``"design"`` (the design's pairs plus the top ``depth`` of the runs given: for evaluating
-    runs one at a time, as ``ir_measures`` does; only ``control="none"``, whose estimates do not depend on
-    the unsampled pairs, and identical to ``"runs"`` then).
+    be given, plus the design's certainty pairs: see the module docstring) or ``"design"`` (the design's
+    pairs plus the top ``depth`` of the runs given: for evaluating runs one at a time, as ``ir_measures``
+    does; only ``control="none"``, whose estimates do not depend on the unsampled pairs, and identical to
+    ``"runs"`` then).
 
-    Returns ``run, measure, value, lo, hi, se, outside`` (``outside``: share of the run's top-k rows
-    outside the universe), or with ``pairs=True`` ``run_a, run_b, measure, value, lo, hi, se,
+    Returns ``run, measure, value, lo, hi, se, df, outside`` (``outside``: share of the run's top-k rows
+    outside the universe), or with ``pairs=True`` ``run_a, run_b, measure, value, lo, hi, se, df,
     significant`` (value = a − b, every unordered pair once, in the runs' order); ``per_query=True``
-    gives ``run, query_id, measure, value`` instead.
+    gives ``run, query_id, measure, value`` instead. ``df``: the effective degrees of freedom of the
+    variance, ``(Σ_u c_u)² / Σ_u c_u²`` over the first-order per-pair terms ``c_u`` of the variance (of
+    the difference, for a pair of runs; see the module docstring), whose Student's t quantile makes
+    ``lo``/``hi``; ``inf`` (the normal quantile) when every term is 0 (no pair drawn at random, or none
+    that the estimate depends on).
     """
     frame = read_design(design)
     if not (isinstance(interval, (int, float)) and 0 < interval < 1):

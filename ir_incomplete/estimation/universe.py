@@ -1,4 +1,5 @@
-"""The universe of a design: the runs' top ``depth`` pairs, numbered, with the fusion priors that designs
+"""The universe of a design: the runs' top ``depth`` pairs, numbered, plus the pairs judged already that
+lie outside them (the design's certainty pairs, added as more units), with the fusion priors that designs
 and the fitted relevance model use; and the measures :func:`ir_incomplete.estimate` knows."""
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Probability samples of judgments with known inclusion probabilities: what design-based estimates read.
 
-:func:`sample` draws the (query, document) pairs to judge from the *universe*, the runs' top ``depth``,
-and gives each its inclusion probability ``pi``; :func:`ir_incomplete.estimate` turns their judgments into
+:func:`sample` draws the (query, document) pairs to judge from the *universe*, the runs' top ``depth``
+plus the pairs judged already (``qrels``, earlier rounds: the certainty stratum below, even where they
+lie outside the runs' top ``depth``, so that every known relevant document counts in R), and gives each
+its inclusion probability ``pi``; :func:`ir_incomplete.estimate` turns their judgments into
 estimates with intervals.
 
 **The design** (Poisson sampling, each pair drawn independently; Särndal, Swensson & Wretman 1992, §3.5):

@@ -6,9 +6,16 @@ Each measure names a *design* (``design='design.tsv'``: the probability sample o
 :func:`ir_incomplete.judging.sample` drew and :func:`ir_incomplete.judging.write_design` wrote); the
 judgments are the qrels given to the evaluation, which must grade every pair of the design. The value of
 a (run, query) is the design-based estimate of the measure that complete judgments of the design's
-universe (the top ``depth`` of the runs the design was drawn from) would give, from the sampled pairs
-and their inclusion probabilities π. With ``predictions='FILE'`` automatic labels enter as a control
-variate (``control``), never as judgments.
+universe (the top ``depth`` of the runs the design was drawn from, plus the pairs judged already: the
+design's certainty pairs, so every known relevant document counts in R) would give, from the sampled
+pairs and their inclusion probabilities π. With ``predictions='FILE'`` automatic labels enter as a
+control variate (``control``), never as judgments.
+
+The control variate defaults to ``none`` (``labels`` with ``predictions=``), so that every front door,
+``ir_measures`` one run at a time included, gives the same number: ``StatAP(design=...)@k`` equals
+``estimate(..., control="none")``, not :func:`ir_incomplete.estimate`'s own default ``control="auto"``
+(the fitted relevance model), which gives a (nearly) unbiased estimate of the same quantity with
+another value and usually a narrower interval; ``StatAP(design=...,control=model)@k`` gives that one.
 
 :func:`ir_incomplete.evaluate`, the ``ir_incomplete`` command line and :func:`ir_incomplete.compare` see
 every run at once and call :func:`ir_incomplete.estimate` with all of them (``universe="runs"``), so that
@@ -228,8 +235,8 @@ class DesignR(DesignMeasure):
         R ≈ Σ_{u ∈ universe of the topic} ŷ_u
 
     y = [grade ≥ rel]. It estimates the number of relevant documents among the design's universe (the
-    runs' top ``depth``) that complete judgments would find, whatever the run: the same value for every
-    run. See :mod:`ir_incomplete.estimation`.
+    runs' top ``depth`` plus the pairs judged already) that complete judgments would find, whatever the
+    run: the same value for every run. See :mod:`ir_incomplete.estimation`.
     """
 
     __name__ = "StatR"
