@@ -9,9 +9,12 @@ an interval from their judgments (:func:`ir_incomplete.estimate`)::
     ir_incomplete estimate judged.qrels design.tsv runs/ -m AP@100 --pairs
 
 ``sample RUN... --budget N``: runs as files or directories (``--runs`` also takes them, as in ``pool``);
-the design goes to stdout, or to ``-o FILE``. It is the file :func:`ir_incomplete.judging.write_design`
-writes: a first line ``# design {json}`` that records the depth, the seed, the runs and every setting
-(:func:`ir_incomplete.estimation.read_design` reads them back into ``attrs``), a second comment line with
+the design goes to stdout, or to ``-o FILE`` (``.gz``: gzip), written as
+:func:`ir_incomplete.estimation.write_design` writes it: to a temporary file beside FILE renamed over it
+once complete, so that a failed write leaves FILE's earlier content (``-o design.tsv --previous
+design.tsv`` writes a new round over the earlier one). A first line ``# design {json}`` records the depth,
+the seed, the runs, every setting and the number of rows (:func:`ir_incomplete.estimation.read_design`
+reads the settings back into ``attrs`` and refuses a file whose rows differ), a second comment line with
 the program, its version and the arguments (the input file names; ``-o`` left out, so the same command
 gives the same bytes wherever it writes), then the tab-separated table ``query_id, doc_id, pi, stratum,
 round`` (and ``stratum_id`` with ``--design stratified``, the fixed-size design: exactly ``--budget``
@@ -20,11 +23,13 @@ judgments, drawn without replacement from ``--strata`` groups). Judge every pair
 ``estimate QRELS DESIGN RUN... MEASURE...``: as the evaluation command, the leading arguments after the
 design that name existing files or directories are runs and the rest measures (``AP@k``, ``nDCG@k``,
 ``P@k``, ``RBP(p=..)@k``, ``R``); with ``-m MEASURE`` (repeatable) every argument after the design is a
-run. The output is a tab-separated table with a header line, the columns of
-:func:`ir_incomplete.estimate`: ``run, measure, value, lo, hi, se, outside``; with ``--pairs`` ``run_a,
-run_b, measure, value, lo, hi, se, significant``; with ``--per-query`` ``run, query_id, measure,
-value``. Numbers are printed in full (Python's shortest repr, which reads back to the same float) unless
-``-p PLACES``; ``pandas.read_csv(path, sep="\\t")`` reads the table.
+run. ``-j/--judgments FILE`` (repeatable) adds judgment files to QRELS, e.g. QRELS the judgments made
+before the design and FILE those of its sampled pairs (a pair graded differently by two files is an
+error); ``sample --judgments`` repeats the same way. The output is a tab-separated table with a header
+line, the columns of :func:`ir_incomplete.estimate`: ``run, measure, value, lo, hi, se, outside``;
+with ``--pairs`` ``run_a, run_b, measure, value, lo, hi, se, significant``; with ``--per-query`` ``run,
+query_id, measure, value``. Numbers are printed in full (Python's shortest repr, which reads back to
+the same float) unless ``-p PLACES``; ``pandas.read_csv(path, sep="\\t")`` reads the table.
 
 Exit codes: 0 success; 2 usage and data errors (one line on stderr, e.g. an unreadable design, a design
 pair without a judgment, ``pi`` outside (0, 1], a budget below ``--certain``); 1 output not written.
@@ -36,7 +41,6 @@ import argparse
 import os
 import shlex
 import sys
-import tempfile
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -84,6 +88,18 @@ def _qrels(path: str, option: str) -> Any:
 
     check_input_file(path, option)
     return read_input(read_trec_qrels, path, "qrels")
+
+
+def _judgment_files(paths: Sequence[str], option: str, first: Any = None) -> Any:
+    """The qrels files ``paths`` (after ``first``, a qrels already read), each read and named by its
+    path (messages name the file); one table, or a list of them that the library combines
+    (:func:`ir_incomplete.estimation.read_judgments`)."""
+    tables = [] if first is None else [first]
+    for path in paths:
+        table = _qrels(path, option)
+        table.attrs["source"] = path
+        tables.append(table)
+    return tables[0] if len(tables) == 1 else tables
 
 
 def _predictions(path: str) -> Any:
@@ -167,7 +183,13 @@ def _sample_parser() -> Parser:
         "--strata", type=int, default=10, metavar="H", help="with --design stratified: groups of pairs (default 10)"
     )
     p.add_argument("--previous", default=None, metavar="DESIGN", help="an earlier round's design: start a new round")
-    p.add_argument("--judgments", default=None, metavar="QRELS", help="with --previous: the judgments of its pairs")
+    p.add_argument(
+        "--judgments",
+        action="append",
+        default=None,
+        metavar="QRELS",
+        help="with --previous: the judgments of its pairs (repeatable: several files are combined)",
+    )
     p.add_argument(
         "--score-precision",
         dest="score_precision",
@@ -198,17 +220,11 @@ def _provenance(argv: Sequence[str]) -> str:
 
 
 def _design_text(design: Any, argv: Sequence[str]) -> str:
-    """The design as :func:`ir_incomplete.judging.write_design` writes it, with the provenance line after
-    its first (settings) line."""
-    from ir_incomplete.judging import write_design
+    """The design as :func:`ir_incomplete.estimation.write_design` writes it, with the provenance line
+    after its first (settings) line."""
+    from ir_incomplete.estimation import design_text
 
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "design.tsv")
-        write_design(design, path)
-        with open(path, encoding="utf-8") as handle:
-            first = handle.readline()
-            rest = handle.read()
-    return first + _provenance(argv) + "\n" + rest
+    return design_text(design, comments=[_provenance(argv)])
 
 
 def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
@@ -243,7 +259,7 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
     qrels = None if args.qrels is None else _qrels(args.qrels, "qrels")
     predictions = None if args.predictions is None else _predictions(args.predictions)
     previous = None if args.previous is None else _design(args.previous, "--previous design")
-    judgments = None if args.judgments is None else _qrels(args.judgments, "judgments")
+    judgments = None if args.judgments is None else _judgment_files(args.judgments, "judgments")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -285,9 +301,10 @@ def sample_main(argv: Sequence[str]) -> int:
         return report_error(as_cli_error(exc))
     if args.output is None:
         return write_lines([text[:-1]] if text.endswith("\n") else [text])
-    try:
-        with open(args.output, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+    from ir_incomplete.data.files import write_text
+
+    try:  # as write_design writes: a temporary file renamed over FILE once complete
+        write_text(args.output, text)
     except OSError as exc:
         return report_error(CliError(f"cannot write {args.output!r}: {one_line(exc)}", EXIT_OUTPUT))
     return 0
@@ -309,7 +326,11 @@ def _estimate_parser() -> Parser:
         "with --pairs run_a, run_b, measure, value, lo, hi, se, significant (value = a - b); with --per-query "
         "run, query_id, measure, value. Exit codes: 0 success; 2 usage or data error; 1 output not written.",
     )
-    p.add_argument("qrels", metavar="QRELS", help="judgments of the design's pairs (TREC qrels; .gz allowed)")
+    p.add_argument(
+        "qrels",
+        metavar="QRELS",
+        help="judgments of the design's pairs (TREC qrels; .gz allowed); more files with -j/--judgments",
+    )
     p.add_argument("design", metavar="DESIGN", help="the design file of 'ir_incomplete sample'")
     p.add_argument(
         "items",
@@ -325,6 +346,15 @@ def _estimate_parser() -> Parser:
         default=None,
         metavar="MEASURE",
         help="a measure (repeatable); then every argument after DESIGN is a run",
+    )
+    p.add_argument(
+        "-j",
+        "--judgments",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="more judgments (TREC qrels; repeatable), combined with QRELS: e.g. QRELS the judgments made "
+        "before the design, -j FILE those of its sampled pairs; a pair graded differently by two is an error",
     )
     p.add_argument(
         "--predictions",
@@ -426,6 +456,8 @@ def _estimate(args: argparse.Namespace) -> list[str]:
     if not measures:
         raise CliError("no measures given (e.g. -m AP@100 -m nDCG@10)")
     judgments = _qrels(args.qrels, "qrels")
+    judgments.attrs["source"] = args.qrels
+    judgments = _judgment_files(args.judgments, "--judgments", judgments)
     design = _design(args.design)
     runs = _runs(paths)
     predictions = None if args.predictions is None else _predictions(args.predictions)

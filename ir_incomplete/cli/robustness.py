@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
-from ir_incomplete.robustness._files import atomic_write
+from ir_incomplete.data.files import atomic_write
 
 __all__ = ["main", "build_parser"]
 

@@ -24,6 +24,8 @@ The modules, one job each:
 
 * :mod:`~ir_incomplete.data.codes`: the code values and the fixed choices (policies, precisions, grade range);
 * :mod:`~ir_incomplete.data.readers`: TREC run, qrels and prels files;
+* :mod:`~ir_incomplete.data.files`: files the package writes (a temporary file renamed into place; ``.gz``
+  as gzip);
 * :mod:`~ir_incomplete.data.columns`: every input form → id, document and value columns; id checks, hashing;
 * :mod:`~ir_incomplete.data.qrels`: :class:`Qrels`;
 * :mod:`~ir_incomplete.data.ranking`: trec_eval's ranking order, tie breaking;

@@ -60,7 +60,10 @@ from ir_incomplete.estimation.design_file import (
     _grades,
     _plain_value,
     check_design,
+    design_text,
     read_design,
+    read_judgments,
+    write_design,
 )
 from ir_incomplete.estimation.universe import Estimand, Universe, _natural, parse_estimand
 from ir_incomplete.kernels.design import Items, Units, estimate_measure
@@ -75,6 +78,9 @@ __all__ = [
     "Universe",
     "Estimand",
     "read_design",
+    "write_design",
+    "design_text",
+    "read_judgments",
     "check_design",
     "parse_estimand",
     "CONTROLS",
@@ -153,8 +159,9 @@ def estimate(
     """Design-based estimates and intervals of run means (or, ``pairs=True``, of every pair's difference).
 
     ``runs``: anything :func:`ir_incomplete.evaluate` accepts; ``judgments``: qrels with a grade for every
-    design pair (more are ignored); ``design``: the DataFrame or file of :func:`ir_incomplete.judging.sample`
-    (``query_id, doc_id, pi``); ``measures``: ``AP@k``, ``nDCG@k``, ``P@k``, ``RBP(p=..)@k``, ``R``.
+    design pair (more are ignored), or a list of qrels combined (:func:`read_judgments`); ``design``:
+    the DataFrame or file of :func:`ir_incomplete.judging.sample` (``query_id, doc_id, pi``);
+    ``measures``: ``AP@k``, ``nDCG@k``, ``P@k``, ``RBP(p=..)@k``, ``R``.
     ``predictions``: automatic labels (any form :func:`ir_incomplete.predictions.read_predictions`
     reads), used only as a control variate; ``control``: ``auto`` (``labels+model`` with predictions, else
     ``model``; ``none`` with ``universe="design"``),

@@ -76,7 +76,6 @@ Seeded: the same inputs and seed give the same design, bit for bit.
 
 from __future__ import annotations
 
-import json
 import warnings
 from typing import Any
 
@@ -84,7 +83,7 @@ import numpy as np
 import pandas as pd
 
 from ir_incomplete.data.qrels import Qrels
-from ir_incomplete.estimation import Universe, read_design
+from ir_incomplete.estimation import Universe, read_design, write_design
 from ir_incomplete.estimation.universe import PRIORS
 from ir_incomplete.judging._candidates import check_budget, check_positive_int
 
@@ -268,7 +267,8 @@ def sample(
 
     ``budget``: the expected number of new judgments (``certain`` of them the top of a priority pool);
     ``qrels``: judgments already made (certainty stratum, not counted); ``previous``/``judgments``: an
-    earlier round's design and its judgments (a new round). Returns ``query_id, doc_id, pi, stratum,
+    earlier round's design and its judgments (a new round; a list of qrels is combined, as
+    :func:`~ir_incomplete.estimation.read_judgments` does). Returns ``query_id, doc_id, pi, stratum,
     round`` for every pair to judge and every certainty pair (``stratum`` ``certain`` with ``pi = 1``, or
     ``sampled``), sorted by query and document; ``attrs`` (and :func:`write_design`'s header) record
     ``depth``, ``runs``, ``seed`` and every setting.
@@ -450,12 +450,3 @@ def sample(
         out.attrs["strata"] = [[int(a), int(b)] for a, b in zip(size_h, n_h, strict=True)]
         out.attrs["expected_judgments"] = int(n_h.sum()) + int(certain)
     return out
-
-
-def write_design(design: pd.DataFrame, path: Any) -> None:
-    """Write a design as a tab-separated table whose first line (``# design {json}``) records its settings
-    (depth, runs, seed, ...), as :func:`ir_incomplete.estimation.read_design` reads it back."""
-    frame = read_design(design)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("# design " + json.dumps(frame.attrs, sort_keys=True) + "\n")
-        frame.to_csv(handle, sep="\t", index=False, float_format="%.17g")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ir_incomplete.robustness._files import atomic_write
+from ir_incomplete.data.files import atomic_write
 
 __all__ = ["CellStore", "fingerprint"]
 
