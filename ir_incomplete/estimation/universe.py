@@ -303,8 +303,9 @@ def check_universe(universe: Universe, attrs: dict) -> None:
     then = then if isinstance(then, dict) else {}
     base = "the runs given are not those the design was drawn from: "
     advice = (
-        "; pairs they hold that could never have been drawn would count as unsampled pairs and move every "
-        "estimate: give the runs the design was drawn from (the same files), or draw a new design for these"
+        "; the estimates hold for the universe the design was drawn from (a pair added since could never have "
+        "been drawn, yet would count as an unsampled pair): give the runs the design was drawn from (the same "
+        "files), or draw a new design for these runs"
     )
     differ = [t for t in universe.topic_ids.tolist() if now["universe_topics"].get(t) != then.get(t)]
     if not then or not differ:
