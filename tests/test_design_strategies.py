@@ -183,7 +183,7 @@ def test_sample_rounds_spends_the_budget_round_by_round():
     assert rounds["total"].iloc[-1] == len(design) == len(judgments) == rounds["judged"].sum()
     assert set(design["round"]) <= {1, 2, 3}
     earlier = design["round"] < 3
-    assert (design.loc[earlier, "pi"] == 1.0).all() and (design.loc[earlier, "stratum"] == "certain").all()
+    assert (design.loc[earlier, "pi"] == 1.0).all() and (design.loc[earlier, "stratum"] == "judged").all()
     assert (design.loc[~earlier, "stratum"] == "sampled").all()
     # the judgments are the oracle's (0 where it has none) and the round counts match
     merged = judgments.merge(ORACLE, on=["query_id", "doc_id"], how="left", suffixes=("", "_oracle"))

@@ -18,7 +18,9 @@ reads the settings back into ``attrs`` and refuses a file whose rows differ), a 
 the program, its version and the arguments (the input file names; ``-o`` left out, so the same command
 gives the same bytes wherever it writes), then the tab-separated table ``query_id, doc_id, pi, stratum,
 round`` (and ``stratum_id`` with ``--design stratified``, the fixed-size design: exactly ``--budget``
-judgments, drawn without replacement from ``--strata`` groups). Judge every pair of it.
+judgments, drawn without replacement from ``--strata`` groups). Judge every pair of it: the pairs of
+stratum ``judged`` (``--qrels``, ``--previous``) have their judgments already; ``--to-judge FILE`` writes
+the others, the pairs to send to assessors, as a tab-separated ``query_id, doc_id`` table with a header.
 
 ``estimate QRELS DESIGN RUN... MEASURE...``: as the evaluation command, the leading arguments after the
 design that name existing files or directories are runs and the rest measures (``AP@k``, ``nDCG@k``,
@@ -198,8 +200,26 @@ def _sample_parser() -> Parser:
         help="precision in which run scores are compared when ranking (default float32, as trec_eval)",
     )
     p.add_argument("--output", "-o", default=None, metavar="FILE", help="write the design here instead of stdout")
+    p.add_argument(
+        "--to-judge",
+        dest="to_judge",
+        default=None,
+        metavar="FILE",
+        help="also write the pairs to send to assessors (sampled, and --certain's; not those judged before: "
+        "--qrels, --previous) to FILE, tab-separated with a header line query_id, doc_id",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     return p
+
+
+def _to_judge_text(design: Any) -> str:
+    """The pairs of ``design`` to judge (:func:`ir_incomplete.judging.to_judge`) as a tab-separated table
+    with a header line ``query_id<TAB>doc_id``."""
+    from ir_incomplete.judging import to_judge
+
+    pairs = to_judge(design)
+    rows = [f"{q}\t{d}\n" for q, d in zip(pairs["query_id"].tolist(), pairs["doc_id"].tolist(), strict=True)]
+    return "query_id\tdoc_id\n" + "".join(rows)
 
 
 def _provenance(argv: Sequence[str]) -> str:
@@ -227,7 +247,13 @@ def _design_text(design: Any, argv: Sequence[str]) -> str:
     return design_text(design, comments=[_provenance(argv)])
 
 
-def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
+def _same_file(a: str, b: str) -> bool:
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _sample(args: argparse.Namespace, argv: Sequence[str]) -> tuple[str, str | None]:
     from ir_incomplete.judging import sample
 
     paths = [*args.runs, *args.more_runs]
@@ -250,6 +276,14 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
         raise CliError(f"--uniform {args.uniform} is not a share in [0, 1] (e.g. 0.1)")
     if args.strata < 1:
         raise CliError(f"--strata {args.strata} is not valid; expected a number of groups >= 1")
+    if args.to_judge is not None:
+        if args.output is not None and _same_file(args.to_judge, args.output):
+            raise CliError(
+                f"--to-judge {args.to_judge!r} is the design's -o file; give the pairs to judge another file"
+            )
+        folder = os.path.dirname(os.path.abspath(args.to_judge))
+        if not os.path.isdir(folder):
+            raise CliError(f"--to-judge {args.to_judge!r}: its folder {folder!r} does not exist")
     if (args.previous is None) != (args.judgments is None):
         raise CliError(
             "--previous DESIGN and --judgments QRELS go together: a new round needs the earlier design and the "
@@ -282,7 +316,7 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
         except (ValueError, TypeError) as exc:
             raise CliError(one_line(exc), EXIT_DATA) from None
     _warnings(caught, "sample")
-    return _design_text(design, argv)
+    return _design_text(design, argv), None if args.to_judge is None else _to_judge_text(design)
 
 
 def sample_main(argv: Sequence[str]) -> int:
@@ -292,21 +326,29 @@ def sample_main(argv: Sequence[str]) -> int:
     argv = list(argv)
     try:
         args = _sample_parser().parse_intermixed_args(argv)
-        text = _sample(args, argv)
+        text, pairs = _sample(args, argv)
     except Exit as done:  # --help, --version: printed, nothing else to do
         return done.status
     except CliError as error:
         return report_error(error)
     except INPUT_ERRORS as exc:
         return report_error(as_cli_error(exc))
-    if args.output is None:
-        return write_lines([text[:-1]] if text.endswith("\n") else [text])
     from ir_incomplete.data.files import write_text
 
-    try:  # as write_design writes: a temporary file renamed over FILE once complete
-        write_text(args.output, text)
+    if args.output is None:
+        status = write_lines([text[:-1]] if text.endswith("\n") else [text])
+    else:
+        try:  # as write_design writes: a temporary file renamed over FILE once complete
+            write_text(args.output, text)
+        except OSError as exc:
+            return report_error(CliError(f"cannot write {args.output!r}: {one_line(exc)}", EXIT_OUTPUT))
+        status = 0
+    if status or pairs is None:
+        return status
+    try:
+        write_text(args.to_judge, pairs)
     except OSError as exc:
-        return report_error(CliError(f"cannot write {args.output!r}: {one_line(exc)}", EXIT_OUTPUT))
+        return report_error(CliError(f"cannot write --to-judge {args.to_judge!r}: {one_line(exc)}", EXIT_OUTPUT))
     return 0
 
 

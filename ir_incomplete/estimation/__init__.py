@@ -65,7 +65,7 @@ from ir_incomplete.estimation.design_file import (
     read_judgments,
     write_design,
 )
-from ir_incomplete.estimation.universe import Estimand, Universe, _natural, parse_estimand
+from ir_incomplete.estimation.universe import Estimand, Universe, _natural, check_universe, parse_estimand
 from ir_incomplete.kernels.design import Items, Units, estimate_measure
 
 if TYPE_CHECKING:
@@ -239,6 +239,8 @@ def estimate(
         more = topics[pd.Index(space.topic_ids).get_indexer(topics) < 0]
         if len(more):
             space.set_topics(np.r_[space.topic_ids, more])
+    if not by_design:  # runs changed since the design was drawn make another universe: refused
+        check_universe(space, frame.attrs)
     drawn_from = frame.attrs.get("runs")
     if by_design and isinstance(drawn_from, list) and drawn_from:
         strangers = [name for name in space.run_names if name not in drawn_from]

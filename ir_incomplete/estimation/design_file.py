@@ -97,7 +97,7 @@ def read_design(design: Any) -> pd.DataFrame:
             f"each judged pair appears once with its inclusion probability"
         )
     if "stratum" in out.columns:
-        certain = (out["stratum"].astype(str) == "certain").to_numpy() & (pi != 1.0)
+        certain = out["stratum"].astype(str).isin(["certain", "judged"]).to_numpy() & (pi != 1.0)
         if certain.any():
             i = int(np.flatnonzero(certain)[0])
             raise ValueError(

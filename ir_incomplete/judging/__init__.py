@@ -6,7 +6,8 @@
 * samples (:mod:`~ir_incomplete.judging.sampling`): :func:`stratified_sample` and :func:`to_prels`, the
   sampled qrels that ``xinfAP``, ``infNDCG`` and ``iP`` read;
 * designs (:mod:`~ir_incomplete.judging.designs`): :func:`sample` draws a probability sample of pairs to
-  judge, each with its inclusion probability, for the design-based :func:`ir_incomplete.estimate`;
+  judge, each with its inclusion probability, for the design-based :func:`ir_incomplete.estimate`, and
+  :func:`to_judge` the pairs of it that this round sends to assessors;
   :func:`strategy_prior` turns any judging strategy into the design's prior
   (:mod:`~ir_incomplete.judging.priors`); :func:`sample_rounds` draws and judges a design in rounds,
   each round's prior updated with the judgments so far (:mod:`~ir_incomplete.judging.rounds`);
@@ -24,7 +25,7 @@
 
 from ir_incomplete.estimation.truth import design_truth
 from ir_incomplete.judging._candidates import Candidates
-from ir_incomplete.judging.designs import sample, write_design
+from ir_incomplete.judging.designs import sample, to_judge, write_design
 from ir_incomplete.judging.judge_agreement import agreement, cohen_kappa, krippendorff_alpha
 from ir_incomplete.judging.mtc import JudgeNext, judge_next
 from ir_incomplete.judging.pools import (
@@ -50,6 +51,7 @@ from ir_incomplete.judging.strategy import Strategy
 __all__ = [
     "Candidates",
     "sample",
+    "to_judge",
     "write_design",
     "strategy_prior",
     "sample_rounds",
