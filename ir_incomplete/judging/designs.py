@@ -350,8 +350,9 @@ def sample(
     ``budget``: the expected number of new judgments (``certain`` of them the top of a priority pool);
     ``qrels``: judgments already made (one qrels or a list of them; certainty stratum, not counted;
     refused when no run answers any of its queries, e.g. ``'01'`` against ``'1'``, warned about when
-    some are not answered: their judgments are left out); ``previous``/``judgments``: an earlier round's design and its judgments (a new round; a
-    list of qrels is combined, as :func:`~ir_incomplete.estimation.read_judgments` does).
+    some are not answered: their judgments are left out); ``previous``/``judgments``: an earlier
+    round's design and its judgments (a new round; a list of qrels is combined, as
+    :func:`~ir_incomplete.estimation.read_judgments` does).
     Returns ``query_id, doc_id, pi, stratum, round`` for every pair to judge and every certainty pair,
     ``stratum`` ``judged`` (``pi = 1``, judged before this round: ``qrels`` and earlier rounds),
     ``certain`` (``pi = 1``, this round's top priority pairs) or ``sampled``, in the canonical pair order
