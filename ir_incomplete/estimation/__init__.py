@@ -84,6 +84,10 @@ __all__ = [
 ]
 
 
+#: the name of a run given without one (:func:`ir_incomplete.api.as_run_mapping`; the ``ir_measures`` provider)
+_UNNAMED_RUN = "run"
+
+
 def _quantile(interval: float, df: np.ndarray) -> np.ndarray:
     """The two-sided ``interval`` quantile of Student's t with ``df`` degrees of freedom (normal where
     ``df`` is infinite)."""
@@ -162,7 +166,9 @@ def estimate(
     ``universe``: ``"runs"`` (the top ``depth`` of the runs the design was drawn from, all of which must
     be given) or ``"design"`` (the design's pairs plus the top ``depth`` of the runs given: for evaluating
     runs one at a time, as ``ir_measures`` does; only ``control="none"``, whose estimates do not depend on
-    the unsampled pairs, and identical to ``"runs"`` then).
+    the unsampled pairs, and identical to ``"runs"`` then; a run whose name is not among the design's
+    runs gets a warning, one given without a name, called ``run``, does not: the design does not list
+    the documents of its universe, so nothing tells whether such a run retrieves outside it).
 
     Returns ``run, measure, value, lo, hi, se, outside`` (``outside``: share of the run's top-k rows
     outside the universe), or with ``pairs=True`` ``run_a, run_b, measure, value, lo, hi, se,
@@ -227,7 +233,10 @@ def estimate(
             space.set_topics(np.r_[space.topic_ids, more])
     drawn_from = frame.attrs.get("runs")
     if by_design and isinstance(drawn_from, list) and drawn_from:
-        strangers = [name for name in space.run_names if name not in drawn_from]
+        # a run given without a name (alone, or by ir_measures and pt.Experiment, which see one run at a time)
+        # is called "run": its name tells nothing, and the design does not list its universe's documents, so
+        # it cannot be told from the design's runs and is not flagged
+        strangers = [name for name in space.run_names if name not in drawn_from and name != _UNNAMED_RUN]
         if strangers:
             warnings.warn(
                 f"run {strangers[0]!r} is not among the runs the design was drawn from ({len(strangers)} such "
