@@ -170,10 +170,15 @@ def estimate(
     runs gets a warning, one given without a name, called ``run``, does not: the design does not list
     the documents of its universe, so nothing tells whether such a run retrieves outside it).
 
-    Returns ``run, measure, value, lo, hi, se, outside`` (``outside``: share of the run's top-k rows
-    outside the universe), or with ``pairs=True`` ``run_a, run_b, measure, value, lo, hi, se,
-    significant`` (value = a − b, every unordered pair once, in the runs' order); ``per_query=True``
-    gives ``run, query_id, measure, value`` instead.
+    Returns ``run, measure, value, lo, hi, se, df, outside`` (``outside``: share of the run's top-k rows
+    outside the universe; ``df``: Satterthwaite's effective degrees of freedom of the first-order
+    variance, ``(Σ_u c_u)² / Σ_u c_u²`` over its per-pair terms, ``c_u = (1 − π_u) z_u²`` under Poisson
+    sampling, within-stratum terms for the stratified design; ``lo``/``hi`` use Student's t with
+    ``max(df, 1)`` degrees of freedom; ``inf`` when that variance is 0), or with ``pairs=True``
+    ``run_a, run_b, measure, value, lo, hi, se, df, significant`` (value = a − b, every unordered pair
+    once, in the runs' order; ``df`` of the difference's terms); ``per_query=True`` gives ``run,
+    query_id, measure, value`` instead. ``attrs``: ``interval``, ``control`` (the control variate used:
+    ``auto`` resolved), ``depth``, ``topics`` (the number of topics averaged).
     """
     frame = read_design(design)
     if not (isinstance(interval, (int, float)) and 0 < interval < 1):
