@@ -332,8 +332,8 @@ def compare(
     with ``fdr_bh`` the level ``1 − R·alpha/m``); ``effect_size``
     stays Cohen's d_z of the per-topic estimates; ``value``, ``value_a``, ``value_b`` are the
     estimated means, over the design's queries (``topics``: their number, also counting a query where no
-    pair was sampled, which the qrels need not hold). ``table.attrs["design_measures"]`` lists them (:func:`format_report` says so in
-    its notes). ``topics="run"`` is refused for them.
+    pair was sampled, which the qrels need not hold). ``table.attrs["design_measures"]`` lists them
+    (:func:`format_report` says so in its notes). ``topics="run"`` is refused for them.
 
     Two runs with the same score on every compared topic get p = 1 (scipy's t and Wilcoxon tests give
     NaN there, 0/0). ``table.attrs`` records ``test, correction, alpha, B, seed`` (None for the t and
