@@ -20,7 +20,7 @@ from ir_incomplete.bootstrap import (  # noqa: E402
     bootstrap_measure,
     bootstrap_ndcg,
 )
-from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run  # noqa: E402
+from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run, to_pyterrier  # noqa: E402
 from ir_incomplete.display import pivot, plot_intervals  # noqa: E402
 from ir_incomplete.estimation import estimate  # noqa: E402
 from ir_incomplete.grammar import MeasureSyntaxError, parse  # noqa: E402
@@ -121,6 +121,7 @@ __all__ = [
     "RankedLists",
     "read_trec_qrels",
     "read_trec_run",
+    "to_pyterrier",
     "Param",
     "bootstrap_ndcg",
     "bootstrap_measure",

@@ -408,8 +408,10 @@ def _estimate_parser() -> Parser:
         "--control",
         default="auto",
         choices=CONTROLS,
-        help="control variate: auto (labels with --predictions, else none; default), none (Horvitz-Thompson), "
-        "labels, model (cells of the runs' fusion score), labels+model",
+        help="control variate: auto (default: model, labels+model with --predictions; none with --universe "
+        "design), none (Horvitz-Thompson: the values of the StatAP, StatNDCG, ... measures, which default to "
+        "it), labels, model (cells of the runs' fusion score), labels+model; the one used is noted on stderr "
+        "when not given",
     )
     p.add_argument(
         "--interval",
@@ -524,6 +526,10 @@ def _estimate(args: argparse.Namespace) -> list[str]:
         except (ValueError, TypeError) as exc:
             raise CliError(one_line(exc), EXIT_DATA) from None
     _warnings(caught, "estimate")
+    if args.control == "auto":  # the default differs from the Stat* measures': say which one was used
+        used = table.attrs.get("control")
+        why = "; --control none gives StatAP's Horvitz-Thompson values" if used != "none" else ""
+        sys.stderr.write(f"{PROG} estimate: note: control variate {used!r} (the default{why})\n")
     return _table_lines(table, args.places)
 
 

@@ -92,6 +92,10 @@ __all__ = [
 ]
 
 
+#: the name of a run given without one (:func:`ir_incomplete.api.as_run_mapping`; the ``ir_measures`` provider)
+_UNNAMED_RUN = "run"
+
+
 def _quantile(interval: float, df: np.ndarray) -> np.ndarray:
     """The two-sided ``interval`` quantile of Student's t with ``df`` degrees of freedom (normal where
     ``df`` is infinite)."""
@@ -172,16 +176,19 @@ def estimate(
     be given, plus the design's certainty pairs: see the module docstring) or ``"design"`` (the design's
     pairs plus the top ``depth`` of the runs given: for evaluating runs one at a time, as ``ir_measures``
     does; only ``control="none"``, whose estimates do not depend on the unsampled pairs, and identical to
-    ``"runs"`` then).
+    ``"runs"`` then; a run whose name is not among the design's runs gets a warning, one given without a
+    name, called ``run``, does not: the design does not list the documents of its universe, so nothing
+    tells whether such a run retrieves outside it).
 
     Returns ``run, measure, value, lo, hi, se, df, outside`` (``outside``: share of the run's top-k rows
-    outside the universe), or with ``pairs=True`` ``run_a, run_b, measure, value, lo, hi, se, df,
-    significant`` (value = a − b, every unordered pair once, in the runs' order); ``per_query=True``
-    gives ``run, query_id, measure, value`` instead. ``df``: the effective degrees of freedom of the
-    variance, ``(Σ_u c_u)² / Σ_u c_u²`` over the first-order per-pair terms ``c_u`` of the variance (of
-    the difference, for a pair of runs; see the module docstring), whose Student's t quantile makes
-    ``lo``/``hi``; ``inf`` (the normal quantile) when every term is 0 (no pair drawn at random, or none
-    that the estimate depends on).
+    outside the universe; ``df``: Satterthwaite's effective degrees of freedom of the first-order
+    variance, ``(Σ_u c_u)² / Σ_u c_u²`` over its per-pair terms, ``c_u = (1 − π_u) z_u²`` under Poisson
+    sampling, within-stratum terms for the stratified design; ``lo``/``hi`` use Student's t with
+    ``max(df, 1)`` degrees of freedom; ``inf`` when that variance is 0), or with ``pairs=True``
+    ``run_a, run_b, measure, value, lo, hi, se, df, significant`` (value = a − b, every unordered pair
+    once, in the runs' order; ``df`` of the difference's terms); ``per_query=True`` gives ``run,
+    query_id, measure, value`` instead. ``attrs``: ``interval``, ``control`` (the control variate used:
+    ``auto`` resolved), ``depth``, ``topics`` (the number of topics averaged).
     """
     frame = read_design(design)
     if not (isinstance(interval, (int, float)) and 0 < interval < 1):
@@ -243,7 +250,10 @@ def estimate(
         check_universe(space, frame.attrs)
     drawn_from = frame.attrs.get("runs")
     if by_design and isinstance(drawn_from, list) and drawn_from:
-        strangers = [name for name in space.run_names if name not in drawn_from]
+        # a run given without a name (alone, or by ir_measures and pt.Experiment, which see one run at a time)
+        # is called "run": its name tells nothing, and the design does not list its universe's documents, so
+        # it cannot be told from the design's runs and is not flagged
+        strangers = [name for name in space.run_names if name not in drawn_from and name != _UNNAMED_RUN]
         if strangers:
             warnings.warn(
                 f"run {strangers[0]!r} is not among the runs the design was drawn from ({len(strangers)} such "
