@@ -436,7 +436,7 @@ def _robustness_args(tmp_path, qrels_content=None, runs=None):
     ["malformed_run", "truncated_qrels", "bad_measure", "duplicate_names"],
 )
 def test_robustness_cli_data_errors_exit_2(tmp_path, capsys, case):
-    from ir_incomplete.robustness.cli import main as robustness_main
+    from ir_incomplete.cli.robustness import main as robustness_main
 
     measures = ["--measures", "AP"]
     if case == "malformed_run":

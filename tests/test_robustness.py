@@ -812,7 +812,7 @@ def _write_collection(tmp_path, runs, qrels):
 
 
 def test_cli_writes_csv_and_png(tmp_path, small_collection, capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -857,7 +857,7 @@ def test_cli_writes_csv_and_png(tmp_path, small_collection, capsys):
 
 
 def test_cli_logo_with_groups_file(tmp_path, small_collection):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -900,7 +900,7 @@ def test_cli_logo_with_groups_file(tmp_path, small_collection):
     ],
 )
 def test_cli_usage_errors(tmp_path, small_collection, capsys, extra, message):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -924,7 +924,7 @@ def test_cli_usage_errors(tmp_path, small_collection, capsys, extra, message):
 
 
 def test_cli_missing_qrels(tmp_path, capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     assert (
         main(
@@ -945,7 +945,7 @@ def test_cli_missing_qrels(tmp_path, capsys):
 
 
 def test_cli_data_error_exits_2_and_leaves_no_output(tmp_path, small_collection, capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -957,7 +957,7 @@ def test_cli_data_error_exits_2_and_leaves_no_output(tmp_path, small_collection,
 
 
 def test_cli_help_returns_zero(capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     assert main(["--help"]) == 0
     assert "--method {sample,stratified,depth,mixed,logo}" in capsys.readouterr().out
@@ -984,7 +984,7 @@ def _cli_args(qrels_path, run_dir, out, *extra):
 
 
 def test_cli_checks_out_before_the_study(tmp_path, small_collection, capsys, monkeypatch):
-    from ir_incomplete.robustness import cli
+    from ir_incomplete.cli import robustness as cli
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -1010,7 +1010,7 @@ def test_cli_manifest_and_overwrite(tmp_path, small_collection, capsys):
     import json
 
     import ir_incomplete
-    from ir_incomplete.robustness import cli
+    from ir_incomplete.cli import robustness as cli
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -1044,7 +1044,7 @@ def test_cli_outputs_are_atomic(tmp_path, small_collection, monkeypatch, capsys)
     it is incomplete, and --resume finishes it from the saved cells."""
     import json
 
-    from ir_incomplete.robustness import cli
+    from ir_incomplete.cli import robustness as cli
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -1101,7 +1101,7 @@ def test_cli_workers_exit_when_the_study_is_killed(tmp_path, small_collection, s
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
     args = _cli_args(qrels_path, run_dir, tmp_path / "out", "--n-jobs", "2")
     args[args.index("--repeats") + 1] = "2000"  # far longer than the test waits
-    code = "import sys; from ir_incomplete.robustness.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from ir_incomplete.cli.robustness import main; sys.exit(main(sys.argv[1:]))"
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     parent = subprocess.Popen([sys.executable, "-c", code, *args], env=env, stderr=subprocess.DEVNULL)
     workers: list[int] = []

@@ -295,7 +295,7 @@ def _write(tmp_path, runs, qrels):
     ],
 )
 def test_cli_logo_refuses_missing_groups(tmp_path, capsys, csv, message):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels_path, run_dir = _write(tmp_path, *_tiny_runs())
     groups = tmp_path / "groups.csv"
@@ -311,7 +311,7 @@ def test_cli_logo_refuses_missing_groups(tmp_path, capsys, csv, message):
 
 
 def test_cli_logo_keeps_a_team_called_na(tmp_path):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels_path, run_dir = _write(tmp_path, *_tiny_runs())
     groups = tmp_path / "groups.csv"
@@ -340,7 +340,7 @@ def test_study_refuses_duplicate_levels(method, levels, shown):
 
 
 def test_cli_refuses_duplicate_levels(tmp_path, capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels_path, run_dir = _write(tmp_path, *_tiny_runs())
     args = ["--qrels", str(qrels_path), "--runs", str(run_dir), "--measures", "AP", "--levels", "0.5,0.3,0.5"]
@@ -386,7 +386,7 @@ def test_study_compares_both_sides_on_the_topics_the_degradation_keeps():
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
 @pytest.mark.parametrize("umask", [0o022, 0o002])
 def test_cli_outputs_get_the_umask_permissions(tmp_path, umask):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels_path, run_dir = _write(tmp_path, *_tiny_runs())
     out = tmp_path / "o"
@@ -605,7 +605,7 @@ def test_cli_interrupted_then_resumed_gives_the_same_files(tmp_path, monkeypatch
     import json
     import shlex
 
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels_path, run_dir = _write(tmp_path, *collection)
     whole = tmp_path / "whole"
@@ -633,7 +633,7 @@ def test_cli_interrupted_then_resumed_gives_the_same_files(tmp_path, monkeypatch
 
 
 def test_cli_resume_refuses_other_options_or_data(tmp_path, monkeypatch, capsys, collection):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels_path, run_dir = _write(tmp_path, *collection)
     out = tmp_path / "out"
@@ -664,7 +664,7 @@ def test_cli_bad_measure_stops_before_touching_out(tmp_path, capsys, collection,
     even with --overwrite."""
     import json
 
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels_path, run_dir = _write(tmp_path, *collection)
     out = tmp_path / "out"
@@ -687,7 +687,7 @@ def test_cli_bad_measure_stops_before_touching_out(tmp_path, capsys, collection,
 def test_cli_measure_another_provider_cannot_evaluate(tmp_path, capsys, monkeypatch, collection, measure):
     """Measures handed to other providers without a parameter they need: one line naming the measure,
     exit 2, no manifest left, and no grid cell computed."""
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels_path, run_dir = _write(tmp_path, *collection)
     calls = _interrupt_after(monkeypatch, 1000)
@@ -789,7 +789,7 @@ def test_tied_runs_give_tau_ap_below_one_and_the_summary_says_why(tmp_path, caps
     import json
 
     from ir_incomplete.robustness import robustness_study
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     runs, qrels = collection
     runs = dict(runs, copy=runs["run0"].copy())  # a run tied with run0 under every measure
@@ -873,7 +873,7 @@ def test_plot_single_fraction_level():
 @pytest.mark.parametrize("twice", [["infAP", "infAP"], ["NumRel", "NumRel(rel=1)"]])
 def test_cli_refuses_a_measure_listed_twice(tmp_path, capsys, collection, twice):
     """Two spellings of one canonical measure would be two columns of one key: refused before --out."""
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels_path, run_dir = _write(tmp_path, *collection)
     args = _cli(qrels_path, run_dir, tmp_path / "o", "--reference", "AP")
