@@ -114,3 +114,30 @@ def judgment_group(path, group: int):
         dtype={"query_id": str, "doc_id": str},
     )
     return frame[frame["group"] == group].drop(columns="group").reset_index(drop=True)
+
+
+def calls_into_c(fn, limit: int):
+    """``(fn(), n)``: what ``fn()`` returns and ``n``, the number of calls into functions written in C
+    (numpy and pyarrow operations, builtins) that it made in this thread, counted with
+    :func:`sys.setprofile`. A count of steps does not depend on the machine or its load, unlike a
+    wall-clock bound, so a test can assert that work grows with the input's size, not with one numpy step
+    per element. Raises ``AssertionError`` as soon as the count passes ``limit`` (a regression then fails
+    at once instead of running for minutes)."""
+    import sys
+
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        if event == "c_call":
+            count += 1
+            if count > limit:
+                raise AssertionError(f"more than {limit} calls into C functions")
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        result = fn()
+    finally:
+        sys.setprofile(previous)
+    return result, count

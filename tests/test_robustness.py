@@ -1086,6 +1086,14 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _threads(pid: int) -> int:
+    """Number of threads of process ``pid`` (Linux /proc; 0 once it is gone)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as handle:
@@ -1106,15 +1114,18 @@ def test_cli_workers_exit_when_the_study_is_killed(tmp_path, small_collection, s
     parent = subprocess.Popen([sys.executable, "-c", code, *args], env=env, stderr=subprocess.DEVNULL)
     workers: list[int] = []
     try:
+        # wait (generous deadlines, not fixed sleeps: a busy machine) until two workers have started the
+        # thread that watches their parent, so that the signal finds them set up
         deadline = time.monotonic() + 120
-        while len(workers) < 2 and time.monotonic() < deadline and parent.poll() is None:
-            time.sleep(0.2)
+        while time.monotonic() < deadline and parent.poll() is None:
             workers = _children(parent.pid)
-        assert len(workers) >= 2, "the workers never started"
-        time.sleep(0.5)
+            if len([w for w in workers if _threads(w) >= 2]) >= 2:
+                break
+            time.sleep(0.1)
+        assert len([w for w in workers if _threads(w) >= 2]) >= 2, "the workers never started"
         parent.send_signal(sig)
-        parent.wait(timeout=30)
-        deadline = time.monotonic() + 5
+        parent.wait(timeout=60)
+        deadline = time.monotonic() + 60
         while any(_alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not [w for w in workers if _alive(w)], "worker processes outlived the killed study"

@@ -37,4 +37,3 @@ __all__ = [
     "DEFAULT_B",
     "DEFAULT_SEED",
 ]
-
