@@ -226,7 +226,8 @@ def test_estimate_errors(files, tmp_path, capsys):
         assert "design.tsv' line 4: pi=" in last and "pi must be in (0, 1]" in last
     # a design pair without a judgment
     partial = tmp_path / "partial.qrels"
-    partial.write_text("".join(line for line in open(files["full"]) if not line.startswith("2 ")))
+    lines = Path(files["full"]).read_text().splitlines(keepends=True)
+    partial.write_text("".join(line for line in lines if not line.startswith("2 ")))
     last = _error(capsys, ["estimate", str(partial), str(design), *runs_and_measure])
     assert re.search(r"the design's pair \(2, d\d+\) has no judgment", last)
     # measures, levels and options
