@@ -175,15 +175,6 @@ def test_missing_and_unreadable_design(synth, tmp_path):
 # ---------------------------------------------------------------------------------------------------
 # ir_measures and PyTerrier: one run at a time, from the design alone
 # ---------------------------------------------------------------------------------------------------
-# ir_measures and pt.Experiment hand the provider one run at a time under the name 'run', which the design
-# then warns of as a run it was not drawn from although it is one of its runs: a known defect, to be fixed
-# (the warning is then gone and this filter can go); the values are those of estimate
-_FOREIGN_RUN_WARNING = pytest.mark.filterwarnings(
-    "ignore:run 'run' is not among the runs the design was drawn from:UserWarning"
-)
-
-
-@_FOREIGN_RUN_WARNING
 def test_ir_measures_equals_estimate(synth):
     measures = [ir_incomplete.parse(_name(t, synth["design"])) for t, _ in KINDS]
     want = estimate(
@@ -213,7 +204,6 @@ def test_ir_measures_refuses_predictions_and_control(synth):
         assert "ir_measures and pt.Experiment give one run at a time" in message
 
 
-@_FOREIGN_RUN_WARNING
 def test_pyterrier_experiment_equals_estimate(synth):
     pt = pytest.importorskip("pyterrier", reason="pyterrier is not installed")
     measures = [_name(t, synth["design"]) for t, _ in KINDS[:3]]
@@ -364,7 +354,6 @@ def test_compare_with_a_baseline_flips_the_pairs(synth):
 # ---------------------------------------------------------------------------------------------------
 # real runs: TREC-COVID round 1
 # ---------------------------------------------------------------------------------------------------
-@_FOREIGN_RUN_WARNING
 def test_trec_covid_runs_equal_estimate(tmp_path):
     if not COVID.is_dir():
         pytest.skip("../shared/data/trec-covid-round1 is absent")
