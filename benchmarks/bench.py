@@ -710,7 +710,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, default=3, help="best of N for S and COVID (default 3)")
     parser.add_argument("--repeats-m", type=int, default=1, help="best of N for M (default 1)")
-    parser.add_argument("--markdown", action="store_true", help="print a markdown table (for the README)")
+    parser.add_argument("--markdown", action="store_true", help="print a markdown table (for the manual's speed page)")
     parser.add_argument("--profile", action="store_true", help="also cProfile our evaluate call per scale")
     parser.add_argument(
         "--no-memory",

@@ -193,7 +193,7 @@ def main(argv=None) -> int:
         help=f"comma-separated qrels shapes, each against the same run file (default all: {','.join(SHAPES)})",
     )
     parser.add_argument("--data-dir", type=Path, help="keep the generated files here (reused when present)")
-    parser.add_argument("--markdown", action="store_true", help="print a markdown table (for the README)")
+    parser.add_argument("--markdown", action="store_true", help="print a markdown table (for the manual's speed page)")
     args = parser.parse_args(argv)
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
     unknown = [s for s in shapes if s not in SHAPES]

@@ -13,7 +13,7 @@ Run from the project folder (the data live in ``../shared/data/trec-covid-round1
                                      [--no-png] [--quick]
 
 writes the PNG to ``--out`` (default ``depth_pooling.png`` in the current folder; ``--docs`` writes
-``docs/depth_pooling.png`` for the README). About 25 s on 2 busy cores; ``--quick`` (the first 20 runs,
+``docs/depth_pooling.png`` for the manual). About 25 s on 2 busy cores; ``--quick`` (the first 20 runs,
 depths 1 and 10, no figure) a few seconds.
 """
 
@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--levels", default=",".join(map(str, LEVELS)), help="pool depths, comma-separated")
     p.add_argument("--out", default="depth_pooling.png", help="PNG file (default: depth_pooling.png here)")
-    p.add_argument("--docs", action="store_true", help="write docs/depth_pooling.png (for the README)")
+    p.add_argument("--docs", action="store_true", help="write docs/depth_pooling.png (for the manual)")
     p.add_argument("--n-jobs", type=int, default=1)
     p.add_argument("--no-png", dest="png", action="store_false", help="do not draw the figure")
     p.add_argument("--quick", action="store_true", help="the first 20 runs, depths 1 and 10, no figure")

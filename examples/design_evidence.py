@@ -5,7 +5,7 @@
 
 By default (about a minute on two cores): TREC-COVID, 2,000 judgments from none, 10 repeats, without
 labels and with the κ ≈ 0.2 labeler. ``--full`` (every setting below, 50 repeats, three labelers: about
-45 minutes of one core; ``--only`` splits it over processes) is what the README's table reports.
+45 minutes of one core; ``--only`` splits it over processes) is what the manual's table reports (docs/measured.rst).
 
 For each setting, ``--repeats`` seeded repeats (seeds 0, 1, ...) draw a Poisson sample with
 :func:`ir_incomplete.judging.sample` (AP-prior, 10 % uniform floor), judge it from the complete
@@ -27,7 +27,7 @@ the run means, coverage of the 90 % intervals of run means and of all pairs' dif
 and the same-budget priority pool (Σ over runs of 1/(1 + rank), ranks from 1; plain measure, unjudged =
 nonrelevant) for τ and RMSE. ``--quick``: 3 repeats, 40 runs, no labels, no figure. The figure is saved as
 ``design_evidence.png`` in ``--out`` (default: the current folder; ``--docs`` writes
-``docs/design_evidence.png`` for the README), beside ``design_evidence.csv`` (every repeat's row). ``--only
+``docs/design_evidence.png`` for the manual), beside ``design_evidence.csv`` (every repeat's row). ``--only
 TEXT`` runs the settings whose name contains TEXT, and ``--summarize CSV...`` prints (and draws) the summary
 of such files, so that the settings of ``--full`` can run in parallel processes. ``--design stratified`` draws
 the fixed-size design instead (``sample(..., design="stratified")``: exactly the budget in every repeat).
@@ -186,7 +186,7 @@ def main(argv=None):
         "--full", action="store_true", help="every setting, 50 repeats, three labelers (about 45 min of one core)"
     )
     parser.add_argument("--out", type=Path, default=Path("."), help="folder for design_evidence.png and .csv")
-    parser.add_argument("--docs", action="store_true", help="write docs/design_evidence.png (for the README)")
+    parser.add_argument("--docs", action="store_true", help="write docs/design_evidence.png (for the manual)")
     parser.add_argument("--labelers", default=None, help="comma-separated: none, kappa 0.42, kappa 0.2 (systems)")
     parser.add_argument("--design", choices=["poisson", "stratified"], default="poisson", help="the sampling design")
     parser.add_argument("--only", default=None, help="only the settings whose name contains this text")

@@ -23,7 +23,7 @@ Run from the project folder (the data live in ``../shared/data/trec-covid-round1
                                      [--out DIR] [--docs]
 
 saves ``judging_covid.png`` in ``--out`` (default: the current folder; ``--docs`` writes
-``docs/judging_covid.png`` for the README).
+``docs/judging_covid.png`` for the manual).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     )
     p.add_argument("--quick", action="store_true", help="20 runs, 2000 judgments in rounds of 1000, no figure")
     p.add_argument("--out", default=".", help="folder for judging_covid.png (default: the current folder)")
-    p.add_argument("--docs", action="store_true", help="write docs/judging_covid.png (for the README)")
+    p.add_argument("--docs", action="store_true", help="write docs/judging_covid.png (for the manual)")
     args = p.parse_args(argv)
     budget, step = (2000, 1000) if args.quick else (12000, 500 if args.full else 1000)
     args.budget = budget if args.budget is None else args.budget

@@ -62,7 +62,7 @@ in ``--out DIR``, or ``docs/`` with ``--docs``.
 Run from the project root (the data live in ``../shared/data``, or pass their folder). The defaults — 40
 repeats, Boot(predicted) on the first of them (it draws a grade for each of the ~3800 predicted
 unjudged documents per topic in each of 1000 replicates: 8–15 s a repeat) — take 80 s of CPU time
-(measured: 112 s on 2 busy cores). ``--full`` runs the README's tables, 200 repeats and
+(measured: 112 s on 2 busy cores). ``--full`` runs the manual's tables (docs/measured.rst), 200 repeats and
 Boot(predicted) on 20 of them: 251 s on 2 shared cores, 455 s when they are busy. ``--quick`` (20
 runs, 3 repeats, no figure) takes a few seconds. A progress bar over the repeats shows on a terminal
 (``--progress``/``--no-progress``). ``--confusion`` sets another labeler (rows separated by ``/``)::
@@ -234,7 +234,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--full",
         action="store_true",
-        help="the README's tables: 200 repeats, Boot(predicted) on 20 (measured 251 s on 2 shared cores, "
+        help="the manual's tables: 200 repeats, Boot(predicted) on 20 (measured 251 s on 2 shared cores, "
         "455 s when they are busy)",
     )
     parser.add_argument("--quick", action="store_true", help="20 runs, 3 repeats, no figure: a few seconds")

@@ -4,11 +4,12 @@ Importing the package registers every measure with ``ir_measures`` (and so with 
 ``pt.Experiment``), adds the ``ir_incomplete`` provider to ``ir_measures``' default pipeline and lets
 ``ir_measures.parse_measure``/``parse_trec_measure`` read our measure strings (``infAP(c=1.5)@10``).
 
-Layers, top down (a module imports only from its own layer's package and the layers below; the README's
-"Layout", kept by ``lint-imports``): :mod:`ir_incomplete.cli` → ``judging``, ``report`` → ``robustness``,
-``labelers``, ``ppi``, ``display`` → ``api`` (:func:`evaluate`) → ``bootstrap``, ``other_providers`` →
-``integration`` → ``incomplete_provider`` (the ir_measures adapter) → ``measures`` → ``grammar`` →
-``kernels``, ``predictions`` → ``data`` (inputs → ranked-code matrix).
+Layers, top down (a module imports only from its own layer's package and the layers below; the manual's
+"Layout", docs/development.rst, kept by ``lint-imports``): :mod:`ir_incomplete.cli` → ``judging``,
+``report`` → ``robustness``, ``labelers``, ``ppi``, ``display`` → ``api`` (:func:`evaluate`) →
+``bootstrap``, ``other_providers`` → ``integration`` → ``incomplete_provider`` (the ir_measures adapter) →
+``estimation`` (:func:`estimate`) → ``measures`` → ``grammar`` → ``kernels``, ``predictions`` → ``data``
+(inputs → ranked-code matrix).
 """
 
 from ir_incomplete._version import __version__
@@ -19,7 +20,7 @@ from ir_incomplete.bootstrap import (  # noqa: E402
     bootstrap_measure,
     bootstrap_ndcg,
 )
-from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run  # noqa: E402
+from ir_incomplete.data import Qrels, RankedLists, read_trec_qrels, read_trec_run, to_pyterrier  # noqa: E402
 from ir_incomplete.display import pivot, plot_intervals  # noqa: E402
 from ir_incomplete.estimation import estimate  # noqa: E402
 from ir_incomplete.grammar import MeasureSyntaxError, parse  # noqa: E402
@@ -120,6 +121,7 @@ __all__ = [
     "RankedLists",
     "read_trec_qrels",
     "read_trec_run",
+    "to_pyterrier",
     "Param",
     "bootstrap_ndcg",
     "bootstrap_measure",

@@ -103,7 +103,11 @@ def evaluate(
         Measure objects and/or strings (``"infAP(c=1.5)@10"``). Design-based measures
         (``"StatAP(design='design.tsv')@100"``) are estimated by :func:`ir_incomplete.estimate` from
         the design they name, ``qrels`` as its judgments, all runs at once (they need every run the
-        design was drawn from; ``topics="run"`` is refused for them). The built-in ``AP``, ``nDCG``, ``P``,
+        design was drawn from; ``topics="run"`` is refused for them), with control variate ``none``
+        unless the measure names one: the values of ``estimate(..., control="none")``, not of
+        ``estimate()``'s default (the fitted model). Their rows are the design's queries: also a query
+        where no pair was sampled, which the qrels may not hold (estimated as estimate() does, 0 without
+        a control variate), so that their means are estimate()'s. The built-in ``AP``, ``nDCG``, ``P``,
         ``R``, ``RR``, ``Rprec``, ``Judged``, ``NumRet`` and ``NumRel`` (``"nDCG@10"``, …) are computed
         natively, equal to pytrec_eval (:mod:`ir_incomplete.measures.reference`); measures that
         ``ir_incomplete`` does not compute (e.g. ``"ERR@10"``) go to ``ir_measures``, run by run.
@@ -156,7 +160,8 @@ def evaluate(
     -------
     DataFrame with columns ``run, query_id, measure, value`` (``run, measure, value`` when
     ``per_query=False``), plus ``lo, hi`` with ``interval``. As in ``ir_measures``, every query of the
-    qrels is reported; a query a run does not answer gets the measure's default (0).
+    qrels is reported; a query a run does not answer gets the measure's default (0). A design-based
+    measure also reports the design's queries that the qrels do not hold (see ``measures``).
 
     Measures that report more than one number per query add columns after ``value``, one per field
     they declare in ``EXTRA_COLUMNS`` (see :mod:`ir_incomplete.measures.base`), NaN on the rows of the
@@ -204,7 +209,10 @@ def _evaluate_with_intervals(
     """:func:`evaluate` per query (with ``lo``/``hi`` when ``interval`` is given) and the aggregated
     interval ``{(run, measure): (lo, hi)}`` of each bootstrapped measure, with a progress bar (see
     :func:`evaluate`)."""
-    with _progress.task(_progress.check_progress(progress), "evaluate", unit="score"):
+    from ir_incomplete.data.named_files import evaluation_scope
+
+    # a file named in a measure string (design=, predictions=) is read once (a named pipe works)
+    with evaluation_scope(), _progress.task(_progress.check_progress(progress), "evaluate", unit="score"):
         return _scores_and_intervals(
             runs, qrels, measures, negative, score_precision, topics, chunk_rows, predictions, interval
         )
@@ -309,7 +317,7 @@ def _scores_and_intervals(
                     grid["value"][cells] = impl.compute(ranked, judged)
                 _progress.advance(done - _progress.completed())
             del ranked
-        design_bounds = _design_values(
+        design_bounds, design_extra = _design_values(
             [impl for (_, impl), s in zip(ours, stat, strict=True) if s],
             [grid for grid, s in zip(grids, stat, strict=True) if s],
             prepared if prepared is not None else run_map,
@@ -325,7 +333,9 @@ def _scores_and_intervals(
             frame = pd.DataFrame({**columns, **{name: values.ravel() for name, values in grid.items()}})
             if boot[i]:
                 frame["lo"], frame["hi"] = lows[i].ravel(), highs[i].ravel()
-            elif stat[i] and interval is not None:  # design-based intervals are of run means only
+            if stat[i] and repr(ours[i][1]) in design_extra:  # design queries the qrels do not judge
+                frame = pd.concat([frame, design_extra[repr(ours[i][1])].assign(measure=repr(measure))])
+            if stat[i] and interval is not None:  # design-based intervals are of run means only
                 frame["lo"], frame["hi"] = np.nan, np.nan
             frames.append(frame)
     if run_map is None and prepared is not None and (others or (topics == "run" and not ours)):
@@ -389,30 +399,38 @@ def _design_values(
     judged: Qrels,
     interval: float | None,
     score_precision: str,
-) -> dict[tuple[str, str], tuple[float, float]]:
+) -> tuple[dict[tuple[str, str], tuple[float, float]], dict[str, pd.DataFrame]]:
     """Fill the value grids (runs × qrels queries) of the design-based measures ``impls`` with
-    :func:`ir_incomplete.estimate`'s per-query estimates, every run at once (``universe="runs"``); with
-    ``interval``, return ``{(run, measure): (lo, hi)}``, estimate()'s interval of each run mean."""
+    :func:`ir_incomplete.estimate`'s per-query estimates, every run at once (``universe="runs"``).
+
+    Returns ``({(run, measure): (lo, hi)}, {measure: rows})``: with ``interval``, estimate()'s interval
+    of each run mean (else empty); and, per measure, the rows ``run, query_id, value`` of the design's
+    queries that the qrels do not judge (a query of a Poisson design where no pair was sampled: its
+    estimate is what estimate() gives, 0 without a control variate). estimate()'s run means average over
+    every query of the design, so these rows are reported beside the qrels' queries: the mean of a
+    design-based measure's rows is estimate()'s run mean."""
     if not impls:
-        return {}
+        return {}, {}
     tables = design_estimates(impls, runs, judged, universe="runs", per_query=True, score_precision=score_precision)
     run_index = {name: i for i, name in enumerate(names)}
+    extra: dict[str, pd.DataFrame] = {}
     for impl, grid in zip(impls, grids, strict=True):
         table = tables[repr(impl)]
-        rows = table["run"].map(run_index).to_numpy(dtype=np.int64)
         cols = judged.topic_index.get_indexer(table["query_id"])
-        if (cols < 0).any():  # a design query without judgments in the qrels (estimate() needs them all)
-            missing = table["query_id"].to_numpy()[cols < 0][0]
-            raise ValueError(f"{impl!r}: the design's query {str(missing)!r} has no judgments in the qrels")
-        grid["value"][rows, cols] = table["value"].to_numpy(dtype=np.float64)
+        known = cols >= 0
+        rows = table["run"].map(run_index).to_numpy(dtype=np.int64)
+        grid["value"][rows[known], cols[known]] = table["value"].to_numpy(dtype=np.float64)[known]
+        if not known.all():
+            extra[repr(impl)] = table.loc[~known, ["run", "query_id", "value"]].reset_index(drop=True)
     if interval is None:
-        return {}
+        return {}, extra
     means = design_estimates(impls, runs, judged, universe="runs", interval=interval, score_precision=score_precision)
-    return {
+    bounds = {
         (str(run), name): (float(lo), float(hi))
         for name, table in means.items()
         for run, lo, hi in zip(table["run"], table["lo"], table["hi"], strict=True)
     }
+    return bounds, extra
 
 
 def _percentile(values: np.ndarray, q: float) -> float:

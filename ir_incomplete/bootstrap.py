@@ -12,7 +12,7 @@ The measure definition (formula, priors, conventions, random numbers) is
 **What the intervals are.** A bootstrap interval (``interval=``, the ``pNN`` columns, ``--interval``)
 is the spread of the replicates: how much the value moves *if the prior's model of the unjudged
 documents is right*. It is not an error bar for the value that complete judgments would give: on
-TREC-COVID round 1 (README, "Automatic labels on TREC-COVID, measured") 90 % intervals of
+TREC-COVID round 1 (the manual, docs/measured.rst) 90 % intervals of
 ``BootNDCG@10`` / ``BootAP@100`` contained the complete-judgment value for 12 % / 0 % of the runs with
 the pool+run prior, and for 27 % / 16 % with ``prior=predicted``. For error bars that hold, judge a
 probability sample and estimate from it: :func:`ir_incomplete.judging.sample` and

@@ -207,7 +207,7 @@ def pivot(table: pd.DataFrame, decimals: int | None = None) -> pd.DataFrame:
     The bracket of a bootstrapped measure (``BootNDCG``, ``BootAP``, …) is the spread of its replicates
     under the prior, not an error bar for the complete-judgment value: on TREC-COVID round 1, 90 %
     intervals of ``BootNDCG@10`` / ``BootAP@100`` contained it for 12 % / 0 % of the runs with the pool+run
-    prior and 27 % / 16 % with ``prior=predicted`` (README, "Automatic labels on TREC-COVID, measured").
+    prior and 27 % / 16 % with ``prior=predicted`` (the manual, docs/measured.rst).
     For error bars, :func:`ir_incomplete.estimate` on a probability sample drawn by
     :func:`ir_incomplete.judging.sample` (its ``lo``/``hi`` columns can be shown the same way).
     """
@@ -272,7 +272,7 @@ def plot_intervals(
     The bars of a bootstrapped measure are the spread of its replicates under the prior, not error bars
     for the complete-judgment value (the crosses of ``reference``): on TREC-COVID round 1, 90 % intervals
     of ``BootNDCG@10`` / ``BootAP@100`` contained it for 12 % / 0 % of the runs with the pool+run prior and
-    27 % / 16 % with ``prior=predicted`` (README, "Automatic labels on TREC-COVID, measured"). For error
+    27 % / 16 % with ``prior=predicted`` (the manual, docs/measured.rst). For error
     bars, plot the table of :func:`ir_incomplete.estimate` (a probability sample drawn by
     :func:`ir_incomplete.judging.sample`).
     """

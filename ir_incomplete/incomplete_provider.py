@@ -26,7 +26,9 @@ import numpy as np
 from ir_measures import Metric
 
 from ir_incomplete.data import Qrels, prepare_runs
+from ir_incomplete.data.named_files import evaluation_scope, read_named_file
 from ir_incomplete.measures import ALL_MEASURES, REFERENCE_MEASURES, DesignMeasure, IncompleteMeasure
+from ir_incomplete.predictions import read_predictions_file
 
 __all__ = [
     "IncompleteProvider",
@@ -89,8 +91,8 @@ def _read_measure_design(measure: DesignMeasure):
     from ir_incomplete.estimation import read_design
 
     path = measure.get("design")
-    try:
-        return read_design(path)
+    try:  # once per evaluation (a named pipe can be read once): see ir_incomplete.data.named_files
+        return read_named_file(path, "design", read_design)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise ValueError(f"{measure!r}: cannot read the design file {path!r}: {reason}") from None
@@ -99,9 +101,16 @@ def _read_measure_design(measure: DesignMeasure):
 
 
 def _check_topics(measure: DesignMeasure, frame, qrels: Qrels) -> None:
-    """The qrels' queries must be the design's: every evaluation reports (and averages over) the
-    queries of the qrels, and an estimate covers the design's queries only."""
+    """The qrels' queries must be among the design's (those it records, ``attrs["topics"]``, and those of
+    its pairs): an estimate covers the design's queries only. A design query the qrels do not judge (a
+    query where no pair happened to be sampled) is estimated all the same, as :func:`ir_incomplete.estimate`
+    does."""
     design_topics = set(frame["query_id"].tolist())
+    recorded = frame.attrs.get("topics")
+    if isinstance(recorded, (list, tuple)) and recorded:
+        from ir_incomplete.data.columns import _ids
+
+        design_topics.update(_ids(np.asarray(list(recorded), dtype=object), "design topics").tolist())
     outside = [q for q in qrels.topic_ids.tolist() if str(q) not in design_topics]
     if outside:
         raise ValueError(
@@ -136,12 +145,20 @@ def design_estimates(
         key = (measure.get("design"), measure.get("predictions"), measure.control())
         groups.setdefault(key, []).append(measure)
     out: dict[str, Any] = {}
-    for (_, predictions, control), members in groups.items():
+    for (_, path, control), members in groups.items():
         first = members[0]
         frame = _read_measure_design(first)
         _check_topics(first, frame, qrels)
-        names = {m.estimand(): repr(m) for m in members}
+        # several measures may estimate the same thing (StatAP(design=d) and StatAP(design=d,control=none)
+        # both ask for AP with control none): one estimate, given to each of them under its own name
+        names: dict[str, list[str]] = {}
+        for m in members:
+            spelled = names.setdefault(m.estimand(), [])
+            if repr(m) not in spelled:
+                spelled.append(repr(m))
         try:
+            # read once per evaluation, as the design (one run at a time, estimate() refuses them unread)
+            predictions = path if path is None or universe == "design" else read_predictions_file(path)
             table = estimate(
                 runs,
                 qrels,
@@ -164,9 +181,11 @@ def design_estimates(
                     "ir_incomplete command with every run of the design"
                 )
             raise ValueError(f"{label}: {message}") from None
-        table["measure"] = table["measure"].map(names)
-        for name in names.values():
-            out[name] = table[table["measure"].to_numpy() == name].reset_index(drop=True)
+        estimated = table["measure"].to_numpy()
+        for estimand, spellings in names.items():
+            rows = table[estimated == estimand].reset_index(drop=True)
+            for name in spellings:
+                out[name] = rows.assign(measure=name)
     return out
 
 
@@ -183,11 +202,12 @@ class IncompleteEvaluator(ir_measures.providers.Evaluator):
         super().__init__(measures, list(qrels.topic_ids))
 
     def _iter_calc(self, run) -> Iterator[Metric]:
-        prepared = prepare_runs({"run": run}, self.score_precision, topics=self.qrels.topic_index)
-        for ranked in prepared.rank_blocks(self.qrels):  # one block unless lengths differ wildly
-            yield from self._block_metrics(ranked)
-        if self._design:
-            yield from self._design_metrics(prepared)
+        with evaluation_scope():  # files named in the measures are read once for the run
+            prepared = prepare_runs({"run": run}, self.score_precision, topics=self.qrels.topic_index)
+            for ranked in prepared.rank_blocks(self.qrels):  # one block unless lengths differ wildly
+                yield from self._block_metrics(ranked)
+            if self._design:
+                yield from self._design_metrics(prepared)
 
     def _design_metrics(self, prepared) -> Iterator[Metric]:
         """Design-based measures of the one run: Horvitz–Thompson from the design alone."""

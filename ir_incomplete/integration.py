@@ -14,7 +14,11 @@
   (opt out with ``IR_INCOMPLETE_PATCH_PARSERS=0`` or ``activate(patch_parsers=False)``);
 * the default pipeline (``ir_measures.calc_aggregate``, ``iter_calc``, ``calc``, ``evaluator``) accepts
   PyTerrier's column names (qrels ``qid/docno/label``, runs ``qid/docno/score``): such a DataFrame is
-  renamed once per call (a new frame; the caller's is not modified) before any provider sees it.
+  renamed once per call (a new frame; the caller's is not modified) before any provider sees it;
+* the other way round, ``pt.Experiment`` accepts ``ir_measures``' column names (qrels ``query_id/doc_id/
+  relevance`` as :func:`ir_incomplete.read_trec_qrels` gives them; results given as a DataFrame with
+  ``query_id/doc_id/score``), renamed the same way: PyTerrier itself merges the qrels on ``qid``. A
+  run frame for ``pt.Transformer.from_df`` goes through :func:`ir_incomplete.to_pyterrier`.
 """
 
 from __future__ import annotations
@@ -127,6 +131,119 @@ def _accept_pyterrier_columns(pipeline):
     pipeline._evaluator = _evaluator
 
 
+#: ``ir_measures``' column names (those of :func:`ir_incomplete.read_trec_qrels` and ``read_trec_run``) →
+#: PyTerrier's, for frames given to ``pt.Experiment``
+_PT_QREL_RENAMES = {"query_id": "qid", "doc_id": "docno", "relevance": "label"}
+_PT_RUN_RENAMES = {"query_id": "qid", "doc_id": "docno"}
+#: where PyTerrier (1.x) defines ``Experiment``, and the modules that re-export it
+_PT_EXPERIMENT_MODULE = "pyterrier._evaluation._experiment"
+_PT_EXPORTS = ("pyterrier._evaluation", "pyterrier")
+
+
+def _wrap_experiment(original):
+    """``pt.Experiment`` that also takes qrels and result frames with ``ir_measures``' column names.
+
+    PyTerrier merges the qrels with the topics on ``qid`` before any measure is computed, so a qrels
+    frame with ``query_id, doc_id, relevance`` (:func:`ir_incomplete.read_trec_qrels`) fails there with a
+    ``MergeError``. Such a frame, and a system given as a DataFrame of results with ``query_id, doc_id``
+    (:func:`ir_incomplete.read_trec_run`), is renamed to PyTerrier's ``qid, docno, label`` (a new frame;
+    the caller's is not modified; a column whose PyTerrier name is present already is left alone) and
+    the call is PyTerrier's own. Arguments that do not fit the signature go unchanged to PyTerrier,
+    which reports them."""
+    if getattr(original, "_ir_incomplete_columns", False):
+        return original
+    import functools
+    import inspect
+
+    try:
+        signature = inspect.signature(original)
+    except (TypeError, ValueError):
+        return original
+
+    @functools.wraps(original)
+    def Experiment(*args, **kwargs):  # noqa: N802 (PyTerrier's name)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return original(*args, **kwargs)
+        if "qrels" in bound.arguments:
+            bound.arguments["qrels"] = _standard_columns(bound.arguments["qrels"], _PT_QREL_RENAMES)
+        systems = bound.arguments.get("retr_systems")
+        if isinstance(systems, (list, tuple)):
+            bound.arguments["retr_systems"] = type(systems)(_standard_columns(s, _PT_RUN_RENAMES) for s in systems)
+        return original(*bound.args, **bound.kwargs)
+
+    Experiment.__dict__.update(_ir_incomplete_columns=True)
+    return Experiment
+
+
+def _patch_experiment(module) -> None:
+    """Wrap the ``Experiment`` that ``module`` (PyTerrier's defining module) holds, and the same function
+    where PyTerrier re-exported it already (``pt._evaluation``, ``pt``)."""
+    original = getattr(module, "Experiment", None)
+    if not callable(original):
+        return
+    wrapped = _wrap_experiment(original)
+    for holder in (module, *(sys.modules.get(name) for name in _PT_EXPORTS)):
+        if holder is not None and getattr(holder, "Experiment", None) is original:
+            holder.Experiment = wrapped
+
+
+class _ThenPatch:
+    """Wraps the loader of PyTerrier's ``Experiment`` module: runs it, restores it, then patches it."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        try:
+            self.loader.exec_module(module)
+        finally:
+            module.__loader__ = self.loader
+            if getattr(module, "__spec__", None) is not None:
+                module.__spec__.loader = self.loader
+        _patch_experiment(module)
+
+    def __getattr__(self, name):  # get_resource_reader, is_package, ... of the real loader
+        if name == "loader":
+            raise AttributeError(name)
+        return getattr(self.loader, name)
+
+
+class _ExperimentFinder:
+    """A ``sys.meta_path`` finder that only reacts to PyTerrier's ``Experiment`` module (then removes
+    itself): ``import ir_incomplete`` may come before ``import pyterrier``, or in the middle of it (the
+    plugin is loaded when PyTerrier first imports ``ir_measures``), before ``Experiment`` exists."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != _PT_EXPERIMENT_MODULE:
+            return None
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _ExperimentFinder)]
+        for finder in sys.meta_path:
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(fullname, path, target) if find_spec is not None else None
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _ThenPatch(spec.loader)
+        return spec
+
+
+def _accept_our_columns_in_pyterrier() -> None:
+    """Make ``pt.Experiment`` take the frames of our readers (see :func:`_wrap_experiment`): now when
+    PyTerrier's ``Experiment`` module is loaded, else as soon as it is."""
+    module = sys.modules.get(_PT_EXPERIMENT_MODULE)
+    if module is not None:
+        _patch_experiment(module)
+    elif not any(isinstance(f, _ExperimentFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _ExperimentFinder())
+
+
 def activate(patch_parsers: bool | None = None) -> IncompleteProvider:
     """Register measures and provider with ``ir_measures`` (idempotent; ``import ir_incomplete`` calls it).
 
@@ -137,6 +254,7 @@ def activate(patch_parsers: bool | None = None) -> IncompleteProvider:
     _register_measures()
     _register_provider()
     _accept_pyterrier_columns(ir_measures.DefaultPipeline)
+    _accept_our_columns_in_pyterrier()
     if patch_parsers is None:
         patch_parsers = os.environ.get(PATCH_PARSERS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
     if patch_parsers:

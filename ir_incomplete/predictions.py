@@ -39,6 +39,7 @@ import numpy as np
 from ir_incomplete.data import POOLED_UNJUDGED, UNPOOLED, Qrels
 from ir_incomplete.data.columns import _QREL_COLUMNS, _ids, _plain, _tuples_columns
 from ir_incomplete.data.ids import is_arrow_table
+from ir_incomplete.data.named_files import read_named_file
 from ir_incomplete.data.readers import (
     _DECODE_ERRORS,
     _arrow_frame,
@@ -48,6 +49,7 @@ from ir_incomplete.data.readers import (
     _read_once,
     _read_trec,
     _source_name,
+    read_once,
 )
 
 if TYPE_CHECKING:
@@ -181,20 +183,34 @@ def _file_key(path: str) -> tuple[str, int, int]:
     return full, info.st_mtime_ns, info.st_size
 
 
+def _read_predictions_path(path: str):
+    """:func:`read_predictions` of file ``path``; a file that cannot be read is a ``ValueError`` naming it."""
+    try:
+        return read_predictions(path)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"cannot read predictions file {path!r}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read predictions file {path!r}: {exc.strerror or exc}") from None
+
+
+def is_pipe(key: tuple[str, int, int]) -> bool:
+    """Whether the file of :func:`_file_key`'s ``key`` can be read only once (a named pipe, a character
+    device): its content is kept for one evaluation only (:mod:`ir_incomplete.data.named_files`)."""
+    return read_once(key[0])
+
+
 def read_predictions_file(path: str):
     """The predictions of file ``path`` (:func:`ir_incomplete.predictions.read_predictions`), read once
-    while the file is unchanged (same size and modification time); a file that cannot be read is a
-    ``ValueError`` naming it."""
+    while the file is unchanged (same size and modification time); a named pipe is read once per
+    evaluation (:mod:`ir_incomplete.data.named_files`: inside an evaluation the same frame, the next
+    evaluation the next writer's content). A file that cannot be read is a ``ValueError`` naming it."""
     key = _file_key(path)
+    if is_pipe(key):  # its modification time changes as it is written: never kept beyond one evaluation
+        return read_named_file(path, "predictions", _read_predictions_path)
     with _FILE_LOCK:
         frame = _FRAMES.get(key)
     if frame is None:
-        try:
-            frame = read_predictions(path)
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"cannot read predictions file {path!r}: not UTF-8 text ({exc.reason})") from None
-        except OSError as exc:
-            raise ValueError(f"cannot read predictions file {path!r}: {exc.strerror or exc}") from None
+        frame = _read_predictions_path(path)
         with _FILE_LOCK:
             if len(_FRAMES) >= _MAX_FRAMES:
                 _FRAMES.pop(next(iter(_FRAMES)))

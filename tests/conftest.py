@@ -9,6 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check values, not speed: no per-example deadline and no "too slow" health check, which
+# fail at random on a busy machine or beside other test processes (pytest -n). A test's own @settings
+# still choose its number of examples.
+settings.register_profile("ir_incomplete", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ir_incomplete")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -17,6 +24,33 @@ DATA = SHARED / "data"
 COVID = DATA / "trec-covid-round1"
 ROBUST04 = DATA / "robust04"
 TREC_EVAL_TEST = DATA / "trec_eval-test"
+
+
+#: Test modules that run as one unit each under ``pytest -n`` (``--dist loadgroup`` in setup.cfg): their
+#: module-scoped fixtures (evaluations of the real TREC runs, installs into a new environment) are then
+#: built by one test process instead of by each, and pytest-xdist hands out these long units first, so that
+#: the short tests of the other modules even out the end of the run.
+WHOLE_MODULES = frozenset(
+    {
+        "test_ecosystem",
+        "test_examples",
+        "test_realdata_ap_family",
+        "test_realdata_graded_ap",
+        "test_realdata_infap",
+        "test_realdata_ndcg",
+        "test_realdata_rbp",
+        "test_realdata_reference",
+        "test_realdata_robustness",
+        "test_realdata_sampled",
+    }
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.stem in WHOLE_MODULES:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
 
 
 def _need(path: Path):
@@ -78,6 +112,31 @@ def robust04():
     return {"qrels": read_trec_qrels(ROBUST04 / "qrels.robust04.txt.gz"), "runs": runs}
 
 
+def run_dict(frame) -> dict:
+    """A run as pytrec_eval takes it, ``{query_id: {doc_id: score}}`` (str ids, float scores; a document
+    listed twice for a query keeps its last score)."""
+    out: dict = {}
+    queries = frame["query_id"].astype(str).tolist()
+    docs = frame["doc_id"].astype(str).tolist()
+    scores = frame["score"].astype(float).tolist()
+    for q, d, s in zip(queries, docs, scores, strict=True):
+        out.setdefault(q, {})[d] = s
+    return out
+
+
+@pytest.fixture(scope="session")
+def covid_run_dicts(covid):
+    """The TREC-COVID round-1 runs as :func:`run_dict` gives them, ``{name: {query_id: {doc_id: score}}}``,
+    built once per test process (several modules compare with pytrec_eval on them). Read only."""
+    return {name: run_dict(frame) for name, frame in covid["runs"].items()}
+
+
+@pytest.fixture(scope="session")
+def robust04_run_dicts(robust04):
+    """The Robust04 runs as :func:`run_dict` gives them, built once per test process. Read only."""
+    return {name: run_dict(frame) for name, frame in robust04["runs"].items()}
+
+
 @pytest.fixture(scope="session")
 def trec_eval_test():
     """Path of trec_eval's own test fixtures."""
@@ -114,3 +173,30 @@ def judgment_group(path, group: int):
         dtype={"query_id": str, "doc_id": str},
     )
     return frame[frame["group"] == group].drop(columns="group").reset_index(drop=True)
+
+
+def calls_into_c(fn, limit: int):
+    """``(fn(), n)``: what ``fn()`` returns and ``n``, the number of calls into functions written in C
+    (numpy and pyarrow operations, builtins) that it made in this thread, counted with
+    :func:`sys.setprofile`. A count of steps does not depend on the machine or its load, unlike a
+    wall-clock bound, so a test can assert that work grows with the input's size, not with one numpy step
+    per element. Raises ``AssertionError`` as soon as the count passes ``limit`` (a regression then fails
+    at once instead of running for minutes)."""
+    import sys
+
+    count = 0
+
+    def profile(frame, event, arg):
+        nonlocal count
+        if event == "c_call":
+            count += 1
+            if count > limit:
+                raise AssertionError(f"more than {limit} calls into C functions")
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        result = fn()
+    finally:
+        sys.setprofile(previous)
+    return result, count

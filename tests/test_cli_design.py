@@ -5,6 +5,7 @@ the note that the bootstrapped measures' intervals are not error bars (``--inter
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 from pathlib import Path
@@ -128,7 +129,11 @@ def test_estimate_prints_the_table_of_estimate(files, tmp_path, capsys):
     measures = ["AP@10", "nDCG@5", "P@5", "RBP(p=0.8)@10", "R"]
     assert main(["estimate", files["full"], str(design), files["runs"], *measures, "-p", "-1"]) == 0  # every digit
     out, err = capsys.readouterr()
-    assert out.splitlines()[0] == "run\tmeasure\tvalue\tlo\thi\tse\tdf\toutside" and err == ""
+    assert out.splitlines()[0] == "run\tmeasure\tvalue\tlo\thi\tse\tdf\toutside"
+    assert err == (  # the default control variate is not the Stat* measures': said on stderr, one line
+        "ir_incomplete estimate: note: control variate 'model' (the default; --control none gives StatAP's "
+        "Horvitz-Thompson values)\n"
+    )
     expected = ir_incomplete.estimate(files["runs"], files["full"], str(design), measures)
     assert expected["se"].gt(0).any()
     _assert_table(_read_table(out), expected)
@@ -221,7 +226,8 @@ def test_estimate_errors(files, tmp_path, capsys):
         assert "design.tsv' line 4: pi=" in last and "pi must be in (0, 1]" in last
     # a design pair without a judgment
     partial = tmp_path / "partial.qrels"
-    partial.write_text("".join(line for line in open(files["full"]) if not line.startswith("2 ")))
+    lines = Path(files["full"]).read_text().splitlines(keepends=True)
+    partial.write_text("".join(line for line in lines if not line.startswith("2 ")))
     last = _error(capsys, ["estimate", str(partial), str(design), *runs_and_measure])
     assert re.search(r"the design's pair \(2, d\d+\) has no judgment", last)
     # measures, levels and options
@@ -256,15 +262,14 @@ def test_help_of_both_exits_0(capsys):
 # the bootstrapped measures' intervals are not error bars
 # ---------------------------------------------------------------------------------------------------
 def _readme_coverage() -> tuple[str, ...]:
-    """The README's measured coverage of 90 % Boot intervals on TREC-COVID, as whole percents: BootNDCG@10
-    and BootAP@100 with the pool+run prior, then with prior=predicted."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-
-    def row(label: str) -> list[str]:
-        line = next(line for line in readme.splitlines() if line.startswith(f"| {label} |"))
-        return [cell.strip() for cell in line.strip("|").split("|")][1:]
-
-    pool_run, predicted = row("`BootNDCG@10` / `BootAP@100` (pool+run)"), row("the same with `prior=predicted`")
+    """The manual's measured coverage of 90 % Boot intervals on TREC-COVID (docs/measured.rst, once the
+    README's table), as whole percents: BootNDCG@10 and BootAP@100 with the pool+run prior, then with
+    prior=predicted."""
+    page = (ROOT / "docs" / "measured.rst").read_text(encoding="utf-8")
+    lines = [line[3:] for line in page.splitlines() if line.startswith("   ") and not line.startswith("   :")]
+    rows = {cells[0]: [cell.strip() for cell in cells[1:]] for cells in csv.reader(lines) if cells}
+    pool_run = rows["``BootNDCG@10`` / ``BootAP@100`` (pool+run)"]
+    predicted = rows["the same with ``prior=predicted``"]
     return tuple(f"{round(float(r[i]) * 100)}%" for r in (pool_run, predicted) for i in (3, 8))
 
 

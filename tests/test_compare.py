@@ -451,7 +451,7 @@ PAIRS_LATEX = "\n".join(
         r"\end{tabular}",
         "",
         r"\smallskip",
-        r"{\footnotesize superscript letters: significantly higher than the run of that letter (adjusted p < 0.05; "
+        r"{\footnotesize superscript letters: significantly higher than the run of that letter (adjusted $p < 0.05$; "
         r"two-sided paired t-test, Bonferroni correction over the 3 pairs of runs per measure); bold: the highest "
         r"value per measure; 6 topics.\par}",
         r"\end{table}",
@@ -494,7 +494,7 @@ def test_report_escapes_names():
     latex = format_report(table, "latex")
     assert r"bm25\_rm3|x & \textbf{1.0000}$^{\dagger}$ \\" in latex
     assert r"50\%\&\$\# (baseline) & 0.1667 \\" in latex
-    assert "baseline 50\\%\\&\\$\\# (p < 0.05; two-sided paired t-test, no correction)" in latex
+    assert "baseline 50\\%\\&\\$\\# ($p < 0.05$; two-sided paired t-test, no correction)" in latex
     assert r"\caption{Comparison of the runs with the baseline 50\%\&\$\#.}" in latex
 
 

@@ -151,7 +151,9 @@ def test_note_says_adjusted_only_with_a_correction_and_latex_keeps_it_out_of_the
         "\\caption{Comparison of the runs with the baseline r1.}",
         "\\label{tab:compare}",
     ]
-    assert latex[-2].startswith("{\\footnotesize $^{\\dagger}$ significantly different from the baseline r1 (p < 0.05")
+    assert latex[-2].startswith(
+        "{\\footnotesize $^{\\dagger}$ significantly different from the baseline r1 ($p < 0.05$"
+    )
     assert latex[-1] == "\\end{table}"
 
 

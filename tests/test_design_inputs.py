@@ -132,9 +132,13 @@ def test_empty_design(setup, tmp_path):
     with pytest.raises(ValueError, match=r"^the design has no pairs"):
         estimate(runs, qrels, empty, ["P@5"])
     header_only = tmp_path / "header.tsv"
+    write_design(empty, header_only)
+    with pytest.raises(ValueError, match=r"^the design has no pairs"):
+        estimate(runs, qrels, str(header_only), ["P@5"])
+    # a design's file cut after its column line has lost its rows: refused as cut off
     write_design(design, header_only)
     header_only.write_text("".join(header_only.read_text().splitlines(keepends=True)[:2]))
-    with pytest.raises(ValueError, match=r"^the design has no pairs"):
+    with pytest.raises(ValueError, match=rf"holds 0 rows, but it was written with {len(design)} .*cut off"):
         estimate(runs, qrels, str(header_only), ["P@5"])
     nothing = tmp_path / "empty.tsv"
     nothing.write_text("")

@@ -183,7 +183,7 @@ def test_sample_rounds_spends_the_budget_round_by_round():
     assert rounds["total"].iloc[-1] == len(design) == len(judgments) == rounds["judged"].sum()
     assert set(design["round"]) <= {1, 2, 3}
     earlier = design["round"] < 3
-    assert (design.loc[earlier, "pi"] == 1.0).all() and (design.loc[earlier, "stratum"] == "certain").all()
+    assert (design.loc[earlier, "pi"] == 1.0).all() and (design.loc[earlier, "stratum"] == "judged").all()
     assert (design.loc[~earlier, "stratum"] == "sampled").all()
     # the judgments are the oracle's (0 where it has none) and the round counts match
     merged = judgments.merge(ORACLE, on=["query_id", "doc_id"], how="left", suffixes=("", "_oracle"))
@@ -198,7 +198,8 @@ def test_one_round_is_sample_itself_and_a_callable_judges():
     result = sample_rounds(RUNS, 5, 1, lambda pairs: np.ones(len(pairs), dtype=int), prior="ap", depth=4, seed=9)
     assert result.design.equals(sample(RUNS, 5, depth=4, prior="ap", seed=9))
     assert (result.judgments["relevance"] == 1).all()
-    everything = sample_rounds(RUNS, 24, [12, 12], ORACLE, depth=4)  # round 1 judges every pair
+    with pytest.warns(UserWarning, match=r"budget=12 is more than the 0 pairs of the universe not judged already"):
+        everything = sample_rounds(RUNS, 24, [12, 12], ORACLE, depth=4)  # round 1 judges every pair
     assert len(everything.design) == UNIVERSE and list(everything.rounds["judged"]) == [UNIVERSE, 0]
 
 

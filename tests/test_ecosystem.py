@@ -108,7 +108,23 @@ def test_autoload_enabled_reads_both_variables():
 
 
 def _copy_project(dest: Path) -> Path:
-    ignore = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".venv")
+    # the caches and build folders that tools write while the tests run (hypothesis in another test process,
+    # mypy or the manual beside the tests) are not part of the project, and copying them could race
+    ignore = shutil.ignore_patterns(
+        ".git",
+        "build",
+        "dist",
+        "*.egg-info",
+        "__pycache__",
+        ".pytest_cache",
+        ".venv",
+        ".hypothesis",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".import_linter_cache",
+        ".benchmarks",
+        "_build",
+    )
     shutil.copytree(ROOT, dest, ignore=ignore)
     return dest
 

@@ -3,6 +3,8 @@ give an interval's level everywhere; predicted grades named in a measure string;
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -267,7 +269,7 @@ def test_predictions_file_in_the_measure_string(small, files, monkeypatch, tmp_p
     np.testing.assert_array_equal(elsewhere["value"].to_numpy(), expected["value"].to_numpy())
     # a relative path is read from the working directory; spaces are written \x20 in the canonical form
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "my labels.tsv").write_bytes(open(pred_path, "rb").read())
+    (tmp_path / "my labels.tsv").write_bytes(Path(pred_path).read_bytes())
     spaced = ir_incomplete.parse("BootNDCG(prior=predicted,b=60,predictions='my labels.tsv')@5")
     assert repr(spaced) == "BootNDCG(prior=predicted,b=60,predictions='my\\x20labels.tsv')@5"
     assert ir_incomplete.parse(repr(spaced)) == spaced

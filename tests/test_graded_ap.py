@@ -302,6 +302,16 @@ def graded_topic(draw, max_grade=3):
     return g, qrels, run, condensed, cutoff
 
 
+def evaluate_topic(run, qrels, strings):
+    """``evaluate({"q": run}, {"q": qrels}, strings)``: one topic ``q``. A run that retrieves no document
+    (``{"q": {}}``) reads as a run named ``q`` without rows, which is scored 0 on every query and warns
+    that it retrieves nothing (asserted)."""
+    if run:
+        return evaluate({"q": run}, {"q": qrels}, strings)
+    with pytest.warns(UserWarning, match="run 'q' retrieves nothing"):
+        return evaluate({"q": run}, {"q": qrels}, strings)
+
+
 def measure_text(name, g, condensed, cutoff):
     measure = {"GAP": GAP, "xGAP": xGAP, "eGAP": eGAP}[name](
         g=tuple(float(x) for x in g), **({"unjudged": "condensed"} if condensed else {})
@@ -314,7 +324,7 @@ def measure_text(name, g, condensed, cutoff):
 def test_matches_reference_and_random_experiment(case):
     g, qrels, run, condensed, cutoff = case
     strings = [measure_text(name, g, condensed, cutoff) for name in NAMES]
-    frame = evaluate({"q": run}, {"q": qrels}, strings)
+    frame = evaluate_topic(run, qrels, strings)
     got = dict(zip(frame["measure"], frame["value"], strict=True))
     for name, text in zip(NAMES, strings, strict=True):
         expected = reference(name, run, qrels, g, condensed, cutoff)
@@ -332,7 +342,7 @@ def test_egap_is_weighted_binary_ap(case):
     strings += [
         measure_text("GAP", tuple(1 if i == k else 0 for i in range(len(g))), condensed, cutoff) for k in range(len(g))
     ]
-    values = evaluate({"q": run}, {"q": qrels}, strings)["value"].tolist()
+    values = evaluate_topic(run, qrels, strings)["value"].tolist()
     assert values[0] == pytest.approx(sum(float(w) * v for w, v in zip(g, values[1:], strict=True)), abs=1e-12)
 
 
@@ -343,7 +353,7 @@ def test_one_hot_g_gives_binary_ap_for_all_three(case):
     c = len(g)
     for k in range(1, c + 1):
         one_hot = tuple(1 if i == k - 1 else 0 for i in range(c))
-        values = evaluate({"q": run}, {"q": qrels}, [measure_text(n, one_hot, condensed, cutoff) for n in NAMES])[
+        values = evaluate_topic(run, qrels, [measure_text(n, one_hot, condensed, cutoff) for n in NAMES])[
             "value"
         ].tolist()
         r = ranked_grades(run, qrels, condensed, cutoff)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import ir_measures
@@ -436,7 +437,7 @@ def _robustness_args(tmp_path, qrels_content=None, runs=None):
     ["malformed_run", "truncated_qrels", "bad_measure", "duplicate_names"],
 )
 def test_robustness_cli_data_errors_exit_2(tmp_path, capsys, case):
-    from ir_incomplete.robustness.cli import main as robustness_main
+    from ir_incomplete.cli.robustness import main as robustness_main
 
     measures = ["--measures", "AP"]
     if case == "malformed_run":
@@ -564,6 +565,18 @@ def _frames():
     return st.tuples(grid, measures, duplicate, st.randoms(use_true_random=False))
 
 
+def _evaluate_warned(run, qrels, measures):
+    """``evaluate(run, qrels, measures)`` when it returns a table: a run without rows gives its one
+    warning (it retrieves nothing), any other run none."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = evaluate(run, qrels, measures)
+    expected = ["run 'run' retrieves nothing: it has no rows"] if run.empty else []
+    assert [str(w.message).split(",")[0] for w in caught] == expected
+    assert all(w.category is UserWarning for w in caught)
+    return table
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=_frames())
 def test_fuzz_value_or_clear_error(case):
@@ -581,7 +594,7 @@ def test_fuzz_value_or_clear_error(case):
     qrels = pd.DataFrame(qrels_rows, columns=["query_id", "doc_id", "relevance"]).astype({"relevance": int})
     run_copy, qrels_copy = run.copy(), qrels.copy()
     try:
-        table = evaluate(run, qrels, measures)
+        table = _evaluate_warned(run, qrels, measures)
     except (ValueError, TypeError, MeasureSyntaxError) as exc:
         assert str(exc)  # a message, and a legitimate reason for it:
         bad_input = (
@@ -613,7 +626,7 @@ def test_fuzz_value_or_clear_error(case):
     # the same values whatever the order of the rows
     shuffled_run = run.sample(frac=1.0, random_state=rnd.randrange(2**31)).reset_index(drop=True)
     shuffled_qrels = qrels.sample(frac=1.0, random_state=rnd.randrange(2**31))
-    again = evaluate(shuffled_run, shuffled_qrels, measures)
+    again = _evaluate_warned(shuffled_run, shuffled_qrels, measures)
     again = {(q, m): v for q, m, v in again[["query_id", "measure", "value"]].itertuples(index=False)}
     assert again.keys() == got.keys()
     for key, value in got.items():

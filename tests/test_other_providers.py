@@ -144,7 +144,7 @@ def test_cli_reads_bare_P_as_trec_eval_family(tmp_path, capsys):
 
 
 def test_robustness_cli_exits_2(tmp_path, capsys):
-    from ir_incomplete.robustness.cli import main as robustness_main
+    from ir_incomplete.cli.robustness import main as robustness_main
 
     qrels, _ = write_files(tmp_path, prefix="")
     runs = tmp_path / "runs"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import threading
-import time
 
 import pytest
 
@@ -49,19 +48,26 @@ def test_a_failed_read_raises_its_own_exception_when_taken():
 
 def test_leaving_the_block_stops_after_the_current_read_and_waits_for_it():
     started, done = [], []
+    reading, opened = threading.Event(), threading.Event()
+    prefetch = []
 
     def slow(key):
         def read():
             started.append(key)
-            time.sleep(0.2)
+            reading.set()
+            # "a" is still being read when the block is left: it finishes only once close() has begun
+            # (conditions with generous deadlines, not fixed sleeps: a busy machine)
+            assert opened.wait(60) and prefetch[0]._stop.wait(60)
             done.append(key)
             return key
 
         return read
 
     with pytest.raises(RuntimeError):
-        with Prefetch([(k, slow(k)) for k in "abc"]):
-            time.sleep(0.05)  # "a" is being read
+        with Prefetch([(k, slow(k)) for k in "abc"]) as reader:
+            prefetch.append(reader)
+            opened.set()
+            assert reading.wait(60)  # "a" is being read
             raise RuntimeError("e.g. a bad measure string")
     assert started == done == ["a"]  # "a" finished, "b" and "c" never started
     assert not _prefetch_threads()

@@ -153,7 +153,7 @@ def test_command_line_progress_flags(tmp_path, capsys):
 
 
 def test_robustness_command_progress_flags(tmp_path, capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     qrels, runs = _write_trec(tmp_path)
     common = ["--qrels", qrels, "--runs", *runs, "--measures", "AP", "--levels", "0.5", "--repeats", "2"]

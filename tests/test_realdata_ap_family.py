@@ -88,10 +88,10 @@ def _seeded(qrels, seed=20240607, fraction=0.5):
 # TREC-COVID round 1: 143 runs, shallow pool
 # ---------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def covid_pytrec(covid):
+def covid_pytrec(covid, covid_run_dicts):
     """pytrec_eval on the round-1 qrels: bpref, map, map_cut_10; and map/map_cut_10 with -J."""
     qrels = _qrels_dict(covid["qrels"])
-    runs = {name: _run_dict(run) for name, run in covid["runs"].items()}
+    runs = covid_run_dicts
     plain = _pytrec(qrels, runs, ["bpref", "map", "map_cut_10"])
     judged = _pytrec(qrels, runs, ["map", "map_cut_10"], judged_only=True)
     return plain, judged
@@ -252,11 +252,11 @@ def test_covid_seeded_subap_long_rankings(covid, monkeypatch):
 # ---------------------------------------------------------------------------------------------------
 # Robust04: deep pools, 249 topics
 # ---------------------------------------------------------------------------------------------------
-def test_robust04_matches_pytrec_eval(robust04):
+def test_robust04_matches_pytrec_eval(robust04, robust04_run_dicts):
     qrels, runs = robust04["qrels"], robust04["runs"]
     assert (qrels["relevance"] >= 0).all()
     qrels_dict = _qrels_dict(qrels)
-    run_dicts = {name: _run_dict(run) for name, run in runs.items()}
+    run_dicts = robust04_run_dicts
     plain = _pytrec(qrels_dict, run_dicts, ["bpref", "map"])
     judged = _pytrec(qrels_dict, run_dicts, ["map"], judged_only=True)
     strict = _pytrec(qrels_dict, run_dicts, ["bpref"], relevance_level=2)

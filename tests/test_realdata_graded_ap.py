@@ -12,17 +12,11 @@ ONE_HOT = {1: "1,0", 2: "0,1"}
 NAMES = ("GAP", "xGAP", "eGAP")
 
 
-def _dicts(qrels_frame, runs):
+def _qrels_dict(qrels_frame):
     qrels = {}
     for q, d, r in zip(qrels_frame["query_id"], qrels_frame["doc_id"], qrels_frame["relevance"], strict=True):
         qrels.setdefault(str(q), {})[str(d)] = int(r)
-    run_dicts = {}
-    for name, frame in runs.items():
-        run = {}
-        for q, d, s in zip(frame["query_id"], frame["doc_id"], frame["score"].astype(float), strict=True):
-            run.setdefault(str(q), {})[str(d)] = s
-        run_dicts[name] = run
-    return qrels, run_dicts
+    return qrels
 
 
 def _variant(suffix, at):
@@ -31,9 +25,10 @@ def _variant(suffix, at):
     return one_hot, f"eGAP(g=0.3,0.7{suffix}{at}"
 
 
-def _evaluate(data, variants, condensed_runs, extra=()):
-    """Our values (one ``evaluate`` call) and pytrec_eval's, for the given ``(suffix, at, pytrec measure,
-    judged_only)`` variants; judged-only variants use the runs in ``condensed_runs``."""
+def _evaluate(data, run_dicts, variants, condensed_runs, extra=()):
+    """Our values (one ``evaluate`` call) and pytrec_eval's (on ``run_dicts``, the runs as pytrec_eval takes
+    them), for the given ``(suffix, at, pytrec measure, judged_only)`` variants; judged-only variants use
+    the runs in ``condensed_runs``."""
     import pytrec_eval
 
     runs, qrels_frame = data["runs"], data["qrels"]
@@ -45,7 +40,7 @@ def _evaluate(data, variants, condensed_runs, extra=()):
     ours = {}
     for run, qid, measure, value in frame.itertuples(index=False):
         ours.setdefault(measure, {}).setdefault(run, {})[qid] = value
-    qrels, run_dicts = _dicts(qrels_frame, runs)
+    qrels = _qrels_dict(qrels_frame)
     reference = {}
     for judged_only in (False, True):
         measures = {m for _, _, m, j in variants if j == judged_only}
@@ -87,9 +82,9 @@ RANGE = ["GAP(g=0.2,0.8)", "xGAP(g=0.2,0.8)", "eGAP(g=0.2,0.8)", "GAP(g=0.2,0.8)
 
 
 @pytest.fixture(scope="module")
-def covid_results(covid):
+def covid_results(covid, covid_run_dicts):
     condensed_runs = list(covid["runs"])[::5]
-    return _evaluate(covid, COVID_VARIANTS, condensed_runs, extra=RANGE)
+    return _evaluate(covid, covid_run_dicts, COVID_VARIANTS, condensed_runs, extra=RANGE)
 
 
 @pytest.mark.parametrize("variant", COVID_VARIANTS, ids=["plain", "condensed", "condensed@10"])
@@ -117,7 +112,7 @@ def test_covid_values_are_in_range_and_differ(covid_results):
 ROBUST_VARIANTS = [(")", "", "map", False), (")", "@100", "map_cut_100", False)]
 
 
-def test_robust04_identities(robust04):
-    _, ours, reference = _evaluate(robust04, ROBUST_VARIANTS, condensed_runs=[])
+def test_robust04_identities(robust04, robust04_run_dicts):
+    _, ours, reference = _evaluate(robust04, robust04_run_dicts, ROBUST_VARIANTS, condensed_runs=[])
     for variant in ROBUST_VARIANTS:
         assert _check(ours, reference, *variant) >= 10 * 2 * 3 * 240

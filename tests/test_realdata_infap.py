@@ -71,8 +71,8 @@ def half_unjudged(qrels_frame, seed=0):
 
 
 @pytest.fixture(scope="module")
-def covid_dicts(covid):
-    return {name: run_dict(frame) for name, frame in covid["runs"].items()}
+def covid_dicts(covid_run_dicts):
+    return covid_run_dicts
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def test_covid_evaluate_all_runs_at_once_equals_provider(covid):
 # ---------------------------------------------------------------------------------------------------------
 # Robust04: 10 runs, deep pools
 # ---------------------------------------------------------------------------------------------------------
-def test_robust04_runs(robust04):
+def test_robust04_runs(robust04, robust04_run_dicts):
     assert len(robust04["runs"]) == 10
     qrels_frame = robust04["qrels"]
     qrels = qrels_dict(qrels_frame)
@@ -141,7 +141,7 @@ def test_robust04_runs(robust04):
     compared = 0
     for name, frame in robust04["runs"].items():
         ours = ours_per_query(ours_eval, frame)[INFAP]
-        theirs = {q: v["infAP"] for q, v in theirs_eval.evaluate(run_dict(frame)).items()}
+        theirs = {q: v["infAP"] for q, v in theirs_eval.evaluate(robust04_run_dicts[name]).items()}
         compared += compare(ours, theirs, frame, qrels_frame, name)
     assert compared >= 10 * 249
 

@@ -118,13 +118,13 @@ def _assert_parity(runs, run_dicts, qrels_frame, rel, judged_only, label):
 
 
 @pytest.fixture(scope="module")
-def covid_dicts(covid):
-    return {name: _run_dict(run) for name, run in covid["runs"].items()}
+def covid_dicts(covid_run_dicts):
+    return covid_run_dicts
 
 
 @pytest.fixture(scope="module")
-def robust_dicts(robust04):
-    return {name: _run_dict(run) for name, run in robust04["runs"].items()}
+def robust_dicts(robust04_run_dicts):
+    return robust04_run_dicts
 
 
 # ---------------------------------------------------------------------------------------------------

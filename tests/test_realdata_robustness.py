@@ -99,7 +99,7 @@ def test_covid_depth_pools_mark_the_full_pool(covid, tmp_path):
     assert tau["infAP", 4] == pytest.approx(0.93, abs=0.02)
     assert tau["subAP", 4] == pytest.approx(0.93, abs=0.02)
     assert min(tau["infAP", 4], tau["subAP", 4]) > tau["AP", 4] + 0.03
-    # the README's measured values
+    # the manual's measured values (docs/measured.rst)
     for (measure, level), value in {
         ("AP", 1): 0.8187,
         ("infAP", 1): 0.8914,
@@ -127,7 +127,7 @@ def test_covid_depth_pools_mark_the_full_pool(covid, tmp_path):
 def test_covid_leave_one_group_out(covid):
     """``examples/leave_one_group_out.py``: every TREC-COVID round-1 run scored without the round-1
     judgments only its own team's contributing run put into the top-10 pool, against nDCG@10 on all
-    round-1 judgments (the README's table)."""
+    round-1 judgments (the manual's table, docs/measured.rst)."""
     example = _example("leave_one_group_out")
     board = pd.read_csv(ROOT.parent / "shared" / "data" / "trec-covid-round1" / "leaderboard.csv", dtype=str)
     table, result = example.logo_table(covid["runs"], covid["qrels"], board)

@@ -812,7 +812,7 @@ def _write_collection(tmp_path, runs, qrels):
 
 
 def test_cli_writes_csv_and_png(tmp_path, small_collection, capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -857,7 +857,7 @@ def test_cli_writes_csv_and_png(tmp_path, small_collection, capsys):
 
 
 def test_cli_logo_with_groups_file(tmp_path, small_collection):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -900,7 +900,7 @@ def test_cli_logo_with_groups_file(tmp_path, small_collection):
     ],
 )
 def test_cli_usage_errors(tmp_path, small_collection, capsys, extra, message):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -924,7 +924,7 @@ def test_cli_usage_errors(tmp_path, small_collection, capsys, extra, message):
 
 
 def test_cli_missing_qrels(tmp_path, capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     assert (
         main(
@@ -945,7 +945,7 @@ def test_cli_missing_qrels(tmp_path, capsys):
 
 
 def test_cli_data_error_exits_2_and_leaves_no_output(tmp_path, small_collection, capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -957,7 +957,7 @@ def test_cli_data_error_exits_2_and_leaves_no_output(tmp_path, small_collection,
 
 
 def test_cli_help_returns_zero(capsys):
-    from ir_incomplete.robustness.cli import main
+    from ir_incomplete.cli.robustness import main
 
     assert main(["--help"]) == 0
     assert "--method {sample,stratified,depth,mixed,logo}" in capsys.readouterr().out
@@ -984,7 +984,7 @@ def _cli_args(qrels_path, run_dir, out, *extra):
 
 
 def test_cli_checks_out_before_the_study(tmp_path, small_collection, capsys, monkeypatch):
-    from ir_incomplete.robustness import cli
+    from ir_incomplete.cli import robustness as cli
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -1010,7 +1010,7 @@ def test_cli_manifest_and_overwrite(tmp_path, small_collection, capsys):
     import json
 
     import ir_incomplete
-    from ir_incomplete.robustness import cli
+    from ir_incomplete.cli import robustness as cli
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -1044,7 +1044,7 @@ def test_cli_outputs_are_atomic(tmp_path, small_collection, monkeypatch, capsys)
     it is incomplete, and --resume finishes it from the saved cells."""
     import json
 
-    from ir_incomplete.robustness import cli
+    from ir_incomplete.cli import robustness as cli
 
     runs, qrels = small_collection
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
@@ -1086,6 +1086,14 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _threads(pid: int) -> int:
+    """Number of threads of process ``pid`` (Linux /proc; 0 once it is gone)."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as handle:
@@ -1101,20 +1109,23 @@ def test_cli_workers_exit_when_the_study_is_killed(tmp_path, small_collection, s
     qrels_path, run_dir = _write_collection(tmp_path, runs, qrels)
     args = _cli_args(qrels_path, run_dir, tmp_path / "out", "--n-jobs", "2")
     args[args.index("--repeats") + 1] = "2000"  # far longer than the test waits
-    code = "import sys; from ir_incomplete.robustness.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from ir_incomplete.cli.robustness import main; sys.exit(main(sys.argv[1:]))"
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     parent = subprocess.Popen([sys.executable, "-c", code, *args], env=env, stderr=subprocess.DEVNULL)
     workers: list[int] = []
     try:
+        # wait (generous deadlines, not fixed sleeps: a busy machine) until two workers have started the
+        # thread that watches their parent, so that the signal finds them set up
         deadline = time.monotonic() + 120
-        while len(workers) < 2 and time.monotonic() < deadline and parent.poll() is None:
-            time.sleep(0.2)
+        while time.monotonic() < deadline and parent.poll() is None:
             workers = _children(parent.pid)
-        assert len(workers) >= 2, "the workers never started"
-        time.sleep(0.5)
+            if len([w for w in workers if _threads(w) >= 2]) >= 2:
+                break
+            time.sleep(0.1)
+        assert len([w for w in workers if _threads(w) >= 2]) >= 2, "the workers never started"
         parent.send_signal(sig)
-        parent.wait(timeout=30)
-        deadline = time.monotonic() + 5
+        parent.wait(timeout=60)
+        deadline = time.monotonic() + 60
         while any(_alive(w) for w in workers) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not [w for w in workers if _alive(w)], "worker processes outlived the killed study"

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ir_incomplete.cli.robustness import main
 from ir_incomplete.robustness import plot_robustness
-from ir_incomplete.robustness.cli import main
 from ir_incomplete.robustness.plot import BAND_LABEL
 
 SHORT = ["measure", "level", "repeats", "tau", "tau_std", "tau_ap", "rmse", "rmse_std", "rmse_topic"]

@@ -9,25 +9,32 @@ an interval from their judgments (:func:`ir_incomplete.estimate`)::
     ir_incomplete estimate judged.qrels design.tsv runs/ -m AP@100 --pairs
 
 ``sample RUN... --budget N``: runs as files or directories (``--runs`` also takes them, as in ``pool``);
-the design goes to stdout, or to ``-o FILE``. It is the file :func:`ir_incomplete.judging.write_design`
-writes: a first line ``# design {json}`` that records the depth, the seed, the runs and every setting
-(:func:`ir_incomplete.estimation.read_design` reads them back into ``attrs``), a second comment line with
+the design goes to stdout, or to ``-o FILE`` (``.gz``: gzip), written as
+:func:`ir_incomplete.estimation.write_design` writes it: to a temporary file beside FILE renamed over it
+once complete, so that a failed write leaves FILE's earlier content (``-o design.tsv --previous
+design.tsv`` writes a new round over the earlier one). A first line ``# design {json}`` records the depth,
+the seed, the runs, every setting and the number of rows (:func:`ir_incomplete.estimation.read_design`
+reads the settings back into ``attrs`` and refuses a file whose rows differ), a second comment line with
 the program, its version and the arguments (the input file names; ``-o`` left out, so the same command
 gives the same bytes wherever it writes), then the tab-separated table ``query_id, doc_id, pi, stratum,
 round`` (and ``stratum_id`` with ``--design stratified``, the fixed-size design: exactly ``--budget``
-judgments, drawn without replacement from ``--strata`` groups). Judge every pair of it.
+judgments, drawn without replacement from ``--strata`` groups). Judge every pair of it: the pairs of
+stratum ``judged`` (``--qrels``, ``--previous``) have their judgments already; ``--to-judge FILE`` writes
+the others, the pairs to send to assessors, as a tab-separated ``query_id, doc_id`` table with a header.
 
 ``estimate QRELS DESIGN RUN... MEASURE...``: as the evaluation command, the leading arguments after the
 design that name existing files or directories are runs and the rest measures (``AP@k``, ``nDCG@k``,
 ``P@k``, ``RBP(p=..)@k``, ``R``); with ``-m MEASURE`` (repeatable) every argument after the design is a
-run. The output is a tab-separated table with a header line, the columns of
-:func:`ir_incomplete.estimate`: ``run, measure, value, lo, hi, se, df, outside``; with ``--pairs``
-``run_a, run_b, measure, value, lo, hi, se, df, significant``; with ``--per-query`` ``run, query_id,
-measure, value``. ``--pairs-top N`` gives only the pairs among the ``N`` runs with the largest estimate of
-the first measure, ``--pairs-of RUN`` (repeatable) only those among the runs named (``pair_runs=`` of
-:func:`ir_incomplete.estimate`; each pair's line is the one it has among all pairs). Numbers are printed
-to 4 decimal places, as the evaluation command prints them; ``-p PLACES`` sets the places, ``-p -1``
-prints every digit (Python's shortest repr, which reads back to the same float);
+run. ``-j/--judgments FILE`` (repeatable) adds judgment files to QRELS, e.g. QRELS the judgments made
+before the design and FILE those of its sampled pairs (a pair graded differently by two files is an
+error); ``sample --judgments`` repeats the same way. The output is a tab-separated table with a header
+line, the columns of :func:`ir_incomplete.estimate`: ``run, measure, value, lo, hi, se, df, outside``;
+with ``--pairs`` ``run_a, run_b, measure, value, lo, hi, se, df, significant``; with ``--per-query``
+``run, query_id, measure, value``. ``--pairs-top N`` gives only the pairs among the ``N`` runs with the
+largest estimate of the first measure, ``--pairs-of RUN`` (repeatable) only those among the runs named
+(``pair_runs=`` of :func:`ir_incomplete.estimate`; each pair's line is the one it has among all pairs).
+Numbers are printed to 4 decimal places, as the evaluation command prints them; ``-p PLACES`` sets the
+places, ``-p -1`` prints every digit (Python's shortest repr, which reads back to the same float);
 ``pandas.read_csv(path, sep="\\t")`` reads the table.
 
 Both commands take ``--progress`` / ``--no-progress``: bars on stderr over the run files read and the
@@ -45,7 +52,6 @@ import contextlib
 import os
 import shlex
 import sys
-import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
@@ -132,6 +138,18 @@ def _qrels(path: str, option: str) -> Any:
     return read_input(read_trec_qrels, path, "qrels")
 
 
+def _judgment_files(paths: Sequence[str], option: str, first: Any = None) -> Any:
+    """The qrels files ``paths`` (after ``first``, a qrels already read), each read and named by its
+    path (messages name the file); one table, or a list of them that the library combines
+    (:func:`ir_incomplete.estimation.read_judgments`)."""
+    tables = [] if first is None else [first]
+    for path in paths:
+        table = _qrels(path, option)
+        table.attrs["source"] = path
+        tables.append(table)
+    return tables[0] if len(tables) == 1 else tables
+
+
 def _predictions(path: str) -> Any:
     from ir_incomplete.predictions import read_predictions
 
@@ -161,7 +179,8 @@ def _sample_parser() -> Parser:
         description="Draw a probability sample of the (query, document) pairs of the runs' top --depth to "
         "judge, each with its inclusion probability pi (Poisson sampling; ir_incomplete.judging.sample). "
         "Writes the design (a '# design {json}' line recording depth, seed, runs and every setting, then "
-        "query_id, doc_id, pi, stratum, round) to stdout or -o FILE; judge every pair of it and give it to "
+        "query_id, doc_id, pi, stratum, round) to stdout or -o FILE; judge the pairs to judge (--to-judge "
+        "FILE: those not judged before) and give the design, the earlier and the new judgments to "
         "'ir_incomplete estimate'.",
         epilog="Exit codes: 0 success; 2 usage or data error (one line on stderr); 1 output not written.",
     )
@@ -170,7 +189,12 @@ def _sample_parser() -> Parser:
         "--runs", dest="more_runs", nargs="+", default=[], metavar="RUN", help="more runs (as in 'pool --runs')"
     )
     p.add_argument("--budget", type=int, required=True, help="expected number of new judgments (>= 1)")
-    p.add_argument("--depth", type=int, default=100, help="the universe: every run's top DEPTH (default 100)")
+    p.add_argument(
+        "--depth",
+        type=int,
+        default=100,
+        help="the universe: every run's top DEPTH (default 100), plus the pairs judged already",
+    )
     p.add_argument(
         "--qrels", default=None, metavar="FILE", help="judgments already made: judged with pi = 1, not counted"
     )
@@ -213,7 +237,13 @@ def _sample_parser() -> Parser:
         "--strata", type=int, default=10, metavar="H", help="with --design stratified: groups of pairs (default 10)"
     )
     p.add_argument("--previous", default=None, metavar="DESIGN", help="an earlier round's design: start a new round")
-    p.add_argument("--judgments", default=None, metavar="QRELS", help="with --previous: the judgments of its pairs")
+    p.add_argument(
+        "--judgments",
+        action="append",
+        default=None,
+        metavar="QRELS",
+        help="with --previous: the judgments of its pairs (repeatable: several files are combined)",
+    )
     p.add_argument(
         "--score-precision",
         dest="score_precision",
@@ -229,8 +259,26 @@ def _sample_parser() -> Parser:
         help="progress bars on stderr, over the run files read and the steps of the sample (default: when "
         "stderr is a terminal and the work takes more than 2 s)",
     )
+    p.add_argument(
+        "--to-judge",
+        dest="to_judge",
+        default=None,
+        metavar="FILE",
+        help="also write the pairs to send to assessors (sampled, and --certain's; not those judged before: "
+        "--qrels, --previous) to FILE, tab-separated with a header line query_id, doc_id",
+    )
     p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     return p
+
+
+def _to_judge_text(design: Any) -> str:
+    """The pairs of ``design`` to judge (:func:`ir_incomplete.judging.to_judge`) as a tab-separated table
+    with a header line ``query_id<TAB>doc_id``."""
+    from ir_incomplete.judging import to_judge
+
+    pairs = to_judge(design)
+    rows = [f"{q}\t{d}\n" for q, d in zip(pairs["query_id"].tolist(), pairs["doc_id"].tolist(), strict=True)]
+    return "query_id\tdoc_id\n" + "".join(rows)
 
 
 def _provenance(argv: Sequence[str]) -> str:
@@ -251,20 +299,20 @@ def _provenance(argv: Sequence[str]) -> str:
 
 
 def _design_text(design: Any, argv: Sequence[str]) -> str:
-    """The design as :func:`ir_incomplete.judging.write_design` writes it, with the provenance line after
-    its first (settings) line."""
-    from ir_incomplete.judging import write_design
+    """The design as :func:`ir_incomplete.estimation.write_design` writes it, with the provenance line
+    after its first (settings) line."""
+    from ir_incomplete.estimation import design_text
 
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "design.tsv")
-        write_design(design, path)
-        with open(path, encoding="utf-8") as handle:
-            first = handle.readline()
-            rest = handle.read()
-    return first + _provenance(argv) + "\n" + rest
+    return design_text(design, comments=[_provenance(argv)])
 
 
-def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
+def _same_file(a: str, b: str) -> bool:
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _sample(args: argparse.Namespace, argv: Sequence[str]) -> tuple[str, str | None]:
     from ir_incomplete.judging import sample
 
     paths = [*args.runs, *args.more_runs]
@@ -287,6 +335,14 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
         raise CliError(f"--uniform {args.uniform} is not a share in [0, 1] (e.g. 0.1)")
     if args.strata < 1:
         raise CliError(f"--strata {args.strata} is not valid; expected a number of groups >= 1")
+    if args.to_judge is not None:
+        if args.output is not None and _same_file(args.to_judge, args.output):
+            raise CliError(
+                f"--to-judge {args.to_judge!r} is the design's -o file; give the pairs to judge another file"
+            )
+        folder = os.path.dirname(os.path.abspath(args.to_judge))
+        if not os.path.isdir(folder):
+            raise CliError(f"--to-judge {args.to_judge!r}: its folder {folder!r} does not exist")
     if (args.previous is None) != (args.judgments is None):
         raise CliError(
             "--previous DESIGN and --judgments QRELS go together: a new round needs the earlier design and the "
@@ -296,7 +352,7 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
     qrels = None if args.qrels is None else _qrels(args.qrels, "qrels")
     predictions = None if args.predictions is None else _predictions(args.predictions)
     previous = None if args.previous is None else _design(args.previous, "--previous design")
-    judgments = None if args.judgments is None else _qrels(args.judgments, "judgments")
+    judgments = None if args.judgments is None else _judgment_files(args.judgments, "judgments")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -320,7 +376,7 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> str:
         except (ValueError, TypeError) as exc:
             raise CliError(one_line(exc), EXIT_DATA) from None
     _warnings(caught, "sample")
-    return _design_text(design, argv)
+    return _design_text(design, argv), None if args.to_judge is None else _to_judge_text(design)
 
 
 def sample_main(argv: Sequence[str]) -> int:
@@ -331,20 +387,29 @@ def sample_main(argv: Sequence[str]) -> int:
     try:
         args = _sample_parser().parse_intermixed_args(argv)
         with _prefetched_runs([*args.runs, *args.more_runs]):
-            text = _sample(args, argv)
+            text, pairs = _sample(args, argv)
     except Exit as done:  # --help, --version: printed, nothing else to do
         return done.status
     except CliError as error:
         return report_error(error)
     except INPUT_ERRORS as exc:
         return report_error(as_cli_error(exc))
+    from ir_incomplete.data.files import write_text
+
     if args.output is None:
-        return write_lines([text[:-1]] if text.endswith("\n") else [text])
+        status = write_lines([text[:-1]] if text.endswith("\n") else [text])
+    else:
+        try:  # as write_design writes: a temporary file renamed over FILE once complete
+            write_text(args.output, text)
+        except OSError as exc:
+            return report_error(CliError(f"cannot write {args.output!r}: {one_line(exc)}", EXIT_OUTPUT))
+        status = 0
+    if status or pairs is None:
+        return status
     try:
-        with open(args.output, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        write_text(args.to_judge, pairs)
     except OSError as exc:
-        return report_error(CliError(f"cannot write {args.output!r}: {one_line(exc)}", EXIT_OUTPUT))
+        return report_error(CliError(f"cannot write --to-judge {args.to_judge!r}: {one_line(exc)}", EXIT_OUTPUT))
     return 0
 
 
@@ -358,13 +423,19 @@ def _estimate_parser() -> Parser:
         f"       {PROG} estimate [options] QRELS DESIGN RUN [RUN ...] -m MEASURE [-m MEASURE ...]",
         description="Design-based estimates (ir_incomplete.estimate): every run's mean over the design's "
         "topics, or with --pairs every pair's difference, with a confidence interval for the value that "
-        "judging the whole universe (the runs' top depth) would give. QRELS: the judgments of every pair of "
+        "judging the whole universe (the runs' top depth and the pairs judged already) would give. QRELS: the "
+        "judgments of every pair of "
         "DESIGN (written by 'ir_incomplete sample'). Measures: AP@k, nDCG@k, P@k, RBP(p=..)@k, R.",
-        epilog="Output: a tab-separated table with a header line: run, measure, value, lo, hi, se, outside; "
-        "with --pairs run_a, run_b, measure, value, lo, hi, se, significant (value = a - b); with --per-query "
-        "run, query_id, measure, value. Exit codes: 0 success; 2 usage or data error; 1 output not written.",
+        epilog="Output: a tab-separated table with a header line: run, measure, value, lo, hi, se, df (the "
+        "t quantile's degrees of freedom), outside; with --pairs run_a, run_b, measure, value, lo, hi, se, df, "
+        "significant (value = a - b); with --per-query run, query_id, measure, value. Exit codes: 0 success; "
+        "2 usage or data error; 1 output not written; 130 interrupted.",
     )
-    p.add_argument("qrels", metavar="QRELS", help="judgments of the design's pairs (TREC qrels; .gz allowed)")
+    p.add_argument(
+        "qrels",
+        metavar="QRELS",
+        help="judgments of the design's pairs (TREC qrels; .gz allowed); more files with -j/--judgments",
+    )
     p.add_argument("design", metavar="DESIGN", help="the design file of 'ir_incomplete sample'")
     p.add_argument(
         "items",
@@ -382,6 +453,15 @@ def _estimate_parser() -> Parser:
         help="a measure (repeatable); then every argument after DESIGN is a run",
     )
     p.add_argument(
+        "-j",
+        "--judgments",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="more judgments (TREC qrels; repeatable), combined with QRELS: e.g. QRELS the judgments made "
+        "before the design, -j FILE those of its sampled pairs; a pair graded differently by two is an error",
+    )
+    p.add_argument(
         "--predictions",
         default=None,
         metavar="FILE",
@@ -391,16 +471,18 @@ def _estimate_parser() -> Parser:
         "--control",
         default="auto",
         choices=CONTROLS,
-        help="control variate: auto (labels with --predictions, else none; default), none (Horvitz-Thompson), "
-        "labels, model (cells of the runs' fusion score), labels+model",
+        help="control variate: auto (default: model, labels+model with --predictions; none with --universe "
+        "design), none (Horvitz-Thompson: the values of the StatAP, StatNDCG, ... measures, which default to "
+        "it), labels, model (cells of the runs' fusion score), labels+model; the one used is noted on stderr "
+        "when not given",
     )
     p.add_argument(
         "--interval",
         type=float,
         default=0.9,
         metavar="LEVEL",
-        help="level of the two-sided normal confidence interval (default 0.9): for the value on the whole "
-        "universe's judgments, from the sampling design",
+        help="level of the two-sided confidence interval (default 0.9; Student's t with Satterthwaite's df): for "
+        "the value on the whole universe's judgments, from the sampling design",
     )
     p.add_argument("--pairs", action="store_true", help="every pair of runs' difference (a - b) instead of run means")
     p.add_argument(
@@ -426,7 +508,8 @@ def _estimate_parser() -> Parser:
         "--universe",
         default="runs",
         choices=("runs", "design"),
-        help="runs: the top depth of the runs the design was drawn from, all given (default); design: the "
+        help="runs: the top depth of the runs the design was drawn from, all given, and the pairs judged already "
+        "(default); design: the "
         "design's pairs, for runs given one at a time (only --control none)",
     )
     p.add_argument(
@@ -507,6 +590,8 @@ def _estimate(args: argparse.Namespace) -> list[str]:
     if not measures:
         raise CliError("no measures given (e.g. -m AP@100 -m nDCG@10)")
     judgments = _qrels(args.qrels, "qrels")
+    judgments.attrs["source"] = args.qrels
+    judgments = _judgment_files(args.judgments, "--judgments", judgments)
     design = _design(args.design)
     runs = _runs(paths, args.progress)
     unknown = [name for name in args.pairs_of or () if name not in runs]
@@ -537,6 +622,10 @@ def _estimate(args: argparse.Namespace) -> list[str]:
         except (ValueError, TypeError) as exc:
             raise CliError(one_line(exc), EXIT_DATA) from None
     _warnings(caught, "estimate")
+    if args.control == "auto":  # the default differs from the Stat* measures': say which one was used
+        used = table.attrs.get("control")
+        why = "; --control none gives StatAP's Horvitz-Thompson values" if used != "none" else ""
+        sys.stderr.write(f"{PROG} estimate: note: control variate {used!r} (the default{why})\n")
     return _table_lines(table, args.places)
 
 

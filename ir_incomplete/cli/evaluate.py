@@ -61,7 +61,7 @@ subcommands:
 
 
 #: what the intervals of the bootstrapped measures are: in --interval's help, and on stderr when they are
-#: printed (the README's TREC-COVID table, "Automatic labels on TREC-COVID, measured")
+#: printed (the manual's TREC-COVID table, docs/measured.rst, "Automatic labels on TREC-COVID, measured")
 BOOT_INTERVAL_NOTE = (
     "the intervals of bootstrapped measures (BootNDCG, BootAP, BootP, BootRBP, BootQ) are the spread of the "
     "measure under its prior's model of the unjudged documents, not error bars for the value on complete "
@@ -405,10 +405,14 @@ def _judged_queries(qrels, measures):
     """The distinct query ids of ``qrels`` as an Arrow string array when the rows of a run's other
     queries can be dropped as soon as it is read: every measure is computed here (``ir_measures``' other
     providers get every row, as they always did) and the qrels were read by pyarrow with string query
-    ids. ``None`` otherwise (the runs are kept whole; the evaluation drops those rows itself)."""
-    from ir_incomplete.incomplete_provider import computable
+    ids. ``None`` otherwise (the runs are kept whole; the evaluation drops those rows itself), and with a
+    design-based measure (``StatAP``, …): its estimate reads the runs' top ``depth`` of every query of the
+    design, also of a query the qrels do not judge, as :func:`ir_incomplete.estimate` does."""
+    from ir_incomplete.incomplete_provider import as_incomplete, computable, is_design_based
 
     if not (_string_query_table(qrels) and all(computable(m) for m in measures)):
+        return None
+    if any(is_design_based(as_incomplete(m)) for m in measures):
         return None
     import pyarrow.compute as pc
 

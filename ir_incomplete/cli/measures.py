@@ -1,5 +1,5 @@
 """The ``ir_incomplete measures`` listing: every measure with its parameters (default; allowed values),
-a one-line description and an example string, as text or as the markdown table of the README (the
+a one-line description and an example string, as text or as a markdown table (the
 reference manual's measure pages use :func:`measure_rows` and :func:`measure_example` too)."""
 
 from __future__ import annotations

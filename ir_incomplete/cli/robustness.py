@@ -45,7 +45,7 @@ from datetime import datetime, timezone
 
 from ir_incomplete.cli.common import Parser, write_lines
 from ir_incomplete.data import NEGATIVE_POLICIES, SCORE_PRECISIONS
-from ir_incomplete.robustness._files import atomic_write
+from ir_incomplete.data.files import atomic_write
 
 __all__ = ["main", "build_parser"]
 

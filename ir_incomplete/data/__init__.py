@@ -24,10 +24,14 @@ The modules, one job each:
 
 * :mod:`~ir_incomplete.data.codes`: the code values and the fixed choices (policies, precisions, grade range);
 * :mod:`~ir_incomplete.data.readers`: TREC run, qrels and prels files;
+* :mod:`~ir_incomplete.data.files`: files the package writes (a temporary file renamed into place; ``.gz``
+  as gzip);
 * :mod:`~ir_incomplete.data.columns`: every input form → id, document and value columns; id checks, hashing;
 * :mod:`~ir_incomplete.data.qrels`: :class:`Qrels`;
 * :mod:`~ir_incomplete.data.ranking`: trec_eval's ranking order, tie breaking;
-* :mod:`~ir_incomplete.data.prepared`: :class:`PreparedRuns` and :class:`RankedLists`.
+* :mod:`~ir_incomplete.data.prepared`: :class:`PreparedRuns` and :class:`RankedLists`;
+* :mod:`~ir_incomplete.data.pt_frames`: a run or qrels frame in PyTerrier's column names;
+* :mod:`~ir_incomplete.data.named_files`: files named in measure strings, read once per evaluation.
 """
 
 from ir_incomplete.data.codes import (
@@ -41,6 +45,7 @@ from ir_incomplete.data.codes import (
 )
 from ir_incomplete.data.columns import _run_columns, run_columns
 from ir_incomplete.data.prepared import PreparedRuns, RankedLists, _prepare, prepare_runs, rank_runs
+from ir_incomplete.data.pt_frames import to_pyterrier
 from ir_incomplete.data.qrels import Qrels
 from ir_incomplete.data.ranking import _check_score_precision, _descending_score_keys, trec_order
 from ir_incomplete.data.readers import TREC_FIELDS, read_trec_prels, read_trec_qrels, read_trec_run
@@ -59,6 +64,7 @@ __all__ = [
     "read_trec_qrels",
     "read_trec_prels",
     "read_trec_run",
+    "to_pyterrier",
     "PreparedRuns",
     "prepare_runs",
     "rank_runs",

@@ -6,7 +6,9 @@ every run's mean over the topics (or every pair of runs' difference) with an int
 
 **What is estimated.** The *universe* is the set of (topic, document) pairs in the top ``depth`` of the
 runs the design was drawn from (``design.attrs["runs"]``, else every run given), plus the certainty pairs
-(π = 1) of the design. The target of every estimate is the value that judging the whole universe would
+(π = 1) of the design: the pairs judged already (the ``qrels`` given to ``sample``, earlier rounds), even
+where they lie outside those runs' top ``depth``, so that every known relevant document counts in R, as
+in trec_eval's R. The target of every estimate is the value that judging the whole universe would
 give on the design's topics, documents outside the universe counting as nonrelevant; the mean over
 topics counts a topic a run does not answer as 0 (trec_eval's ``-c``). A run whose top ``k`` reaches
 outside the universe (a run evaluated later) gets the share of its top-``k`` rows that lie outside in
@@ -59,9 +61,12 @@ from ir_incomplete.estimation.design_file import (
     _grades,
     _plain_value,
     check_design,
+    design_text,
     read_design,
+    read_judgments,
+    write_design,
 )
-from ir_incomplete.estimation.universe import Estimand, Universe, _natural, parse_estimand
+from ir_incomplete.estimation.universe import Estimand, Universe, _natural, check_universe, parse_estimand
 from ir_incomplete.kernels.design import Items, Units, estimate_measure
 
 if TYPE_CHECKING:
@@ -74,6 +79,9 @@ __all__ = [
     "Universe",
     "Estimand",
     "read_design",
+    "write_design",
+    "design_text",
+    "read_judgments",
     "check_design",
     "parse_estimand",
     "CONTROLS",
@@ -83,6 +91,10 @@ __all__ = [
     "_natural",
     "_plain_value",
 ]
+
+
+#: the name of a run given without one (:func:`ir_incomplete.api.as_run_mapping`; the ``ir_measures`` provider)
+_UNNAMED_RUN = "run"
 
 
 def _quantile(interval: float, df: np.ndarray) -> np.ndarray:
@@ -155,8 +167,9 @@ def estimate(
     """Design-based estimates and intervals of run means (or, ``pairs=True``, of every pair's difference).
 
     ``runs``: anything :func:`ir_incomplete.evaluate` accepts; ``judgments``: qrels with a grade for every
-    design pair (more are ignored); ``design``: the DataFrame or file of :func:`ir_incomplete.judging.sample`
-    (``query_id, doc_id, pi``); ``measures``: ``AP@k``, ``nDCG@k``, ``P@k``, ``RBP(p=..)@k``, ``R``.
+    design pair (more are ignored), or a list of qrels combined (:func:`read_judgments`); ``design``:
+    the DataFrame or file of :func:`ir_incomplete.judging.sample` (``query_id, doc_id, pi``);
+    ``measures``: ``AP@k``, ``nDCG@k``, ``P@k``, ``RBP(p=..)@k``, ``R``.
     ``predictions``: automatic labels (any form :func:`ir_incomplete.predictions.read_predictions`
     reads), used only as a control variate; ``control``: ``auto`` (``labels+model`` with predictions, else
     ``model``; ``none`` with ``universe="design"``),
@@ -164,14 +177,22 @@ def estimate(
     level of the two-sided interval (Student's t with Satterthwaite's ``df``, see the module
     docstring). ``depth``: the universe's depth (default: the design's).
     ``universe``: ``"runs"`` (the top ``depth`` of the runs the design was drawn from, all of which must
-    be given) or ``"design"`` (the design's pairs plus the top ``depth`` of the runs given: for evaluating
-    runs one at a time, as ``ir_measures`` does; only ``control="none"``, whose estimates do not depend on
-    the unsampled pairs, and identical to ``"runs"`` then).
+    be given, plus the design's certainty pairs: see the module docstring) or ``"design"`` (the design's
+    pairs plus the top ``depth`` of the runs given: for evaluating runs one at a time, as ``ir_measures``
+    does; only ``control="none"``, whose estimates do not depend on the unsampled pairs, and identical to
+    ``"runs"`` then; a run whose name is not among the design's runs gets a warning, one given without a
+    name, called ``run``, does not: the design does not list the documents of its universe, so nothing
+    tells whether such a run retrieves outside it).
 
-    Returns ``run, measure, value, lo, hi, se, outside`` (``outside``: share of the run's top-k rows
-    outside the universe), or with ``pairs=True`` ``run_a, run_b, measure, value, lo, hi, se,
-    significant`` (value = a − b, every unordered pair once, in the runs' order); ``per_query=True``
-    gives ``run, query_id, measure, value`` instead.
+    Returns ``run, measure, value, lo, hi, se, df, outside`` (``outside``: share of the run's top-k rows
+    outside the universe; ``df``: Satterthwaite's effective degrees of freedom of the first-order
+    variance, ``(Σ_u c_u)² / Σ_u c_u²`` over its per-pair terms, ``c_u = (1 − π_u) z_u²`` under Poisson
+    sampling, within-stratum terms for the stratified design; ``lo``/``hi`` use Student's t with
+    ``max(df, 1)`` degrees of freedom; ``inf`` when that variance is 0), or with ``pairs=True``
+    ``run_a, run_b, measure, value, lo, hi, se, df, significant`` (value = a − b, every unordered pair
+    once, in the runs' order; ``df`` of the difference's terms); ``per_query=True`` gives ``run,
+    query_id, measure, value`` instead. ``attrs``: ``interval``, ``control`` (the control variate used:
+    ``auto`` resolved), ``depth``, ``topics`` (the number of topics averaged).
 
     ``pair_runs`` (with ``pairs=True``): the runs whose pairs are estimated, every pair among them
     (default ``None``: all runs): a list of run names, or an integer ``N``, the ``N`` runs with the largest
@@ -312,9 +333,14 @@ def _estimate(
         more = topics[pd.Index(space.topic_ids).get_indexer(topics) < 0]
         if len(more):
             space.set_topics(np.r_[space.topic_ids, more])
+    if not by_design:  # runs changed since the design was drawn make another universe: refused
+        check_universe(space, frame.attrs)
     drawn_from = frame.attrs.get("runs")
     if by_design and isinstance(drawn_from, list) and drawn_from:
-        strangers = [name for name in space.run_names if name not in drawn_from]
+        # a run given without a name (alone, or by ir_measures and pt.Experiment, which see one run at a time)
+        # is called "run": its name tells nothing, and the design does not list its universe's documents, so
+        # it cannot be told from the design's runs and is not flagged
+        strangers = [name for name in space.run_names if name not in drawn_from and name != _UNNAMED_RUN]
         if strangers:
             warnings.warn(
                 f"run {strangers[0]!r} is not among the runs the design was drawn from ({len(strangers)} such "

@@ -62,7 +62,7 @@ def _cells(universe: Universe, control: str, predicted: np.ndarray | None) -> np
     cells = np.zeros(universe.n_units, dtype=np.int64)
     if "model" in control:
         score = np.log(universe.rrf + 1e-12)
-        edges = np.quantile(score, np.linspace(0, 1, _MODEL_BINS + 1)[1:-1]) if len(score) else []
+        edges = np.quantile(score, np.linspace(0, 1, _MODEL_BINS + 1)[1:-1]) if len(score) else np.zeros(0)
         cells = np.searchsorted(np.unique(edges), score, side="right")
     if "labels" in control and predicted is not None:
         cells = cells * (int(predicted.max(initial=0)) + 2) + (predicted + 1)

@@ -1,4 +1,5 @@
-"""The universe of a design: the runs' top ``depth`` pairs, numbered, with the fusion priors that designs
+"""The universe of a design: the runs' top ``depth`` pairs, numbered, plus the pairs judged already that
+lie outside them (the design's certainty pairs, added as more units), with the fusion priors that designs
 and the fitted relevance model use; and the measures :func:`ir_incomplete.estimate` knows."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 
-__all__ = ["Universe", "Estimand", "parse_estimand", "PRIORS"]
+__all__ = ["Universe", "Estimand", "parse_estimand", "check_universe", "PRIORS"]
 
 #: the priors :func:`ir_incomplete.judging.sample` knows by name (each from the universe's rankings)
 PRIORS = ("ap+rbp", "ap", "rbp-fusion", "rrf", "uniform")
@@ -132,28 +133,27 @@ class Universe:
         lengths = np.minimum(prepared.lengths, depth)
         items = _row_items(prepared.row_starts, lengths)
         rank = np.arange(len(items)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        qids = np.asarray(prepared.row_query, dtype=object)
-        topic_values = np.repeat(qids, lengths)
+        qids = np.asarray(prepared.row_query, dtype=object)  # per row (run, topic): topics are looked up per row
         docs = np.asarray(prepared.doc_ids[items], dtype=object)
         run = np.repeat(prepared.row_run, lengths)
-        self._items = (run, topic_values, docs, rank)
-        in_universe = np.isin(run, [self.run_names.index(r) for r in self.universe_runs])
-        self._in_universe = in_universe
+        self._items = (run, (qids, lengths), docs, rank)
+        universe_codes = [self.run_names.index(r) for r in self.universe_runs]
+        self._in_universe = np.isin(run, universe_codes)
         if topics is None:
-            topics = pd.unique(topic_values[in_universe])
+            topics = pd.unique(qids[np.isin(prepared.row_run, universe_codes) & (lengths > 0)])
         self.set_topics(topics)
         _refuse_duplicates(prepared, self.topic_ids)
 
     def set_topics(self, topics: Any) -> None:
-        run, topic_values, docs, rank = self._items
+        run, (qids, lengths), docs, rank = self._items
         topic_ids = np.asarray(_natural(list(topics)), dtype=object)
         self.topic_ids = topic_ids
-        topic_index = pd.Index(topic_ids)
-        topic = topic_index.get_indexer(topic_values)
+        topic = np.repeat(pd.Index(topic_ids).get_indexer(qids), lengths)
         keep = topic >= 0
         doc_codes, doc_ids = pd.factorize(docs[keep])
         self.doc_ids = np.asarray(doc_ids, dtype=object)
         self.doc_index = pd.Index(self.doc_ids)
+        self._doc_rank: np.ndarray | None = None  # the documents' string order, computed when asked
         n_docs = max(len(self.doc_ids), 1)
         key = topic[keep].astype(np.int64) * n_docs + doc_codes
         uni = self._in_universe[keep]
@@ -171,22 +171,72 @@ class Universe:
         self.item_topic = topic[keep].astype(np.int64)
         self.item_rank = rank[keep].astype(np.int64)
         self.item_unit = np.where(found, pos_c, -1).astype(np.int64)
-        n_units = len(unit_keys)
-        r = self.item_rank + 1.0
-        u = self.item_unit[uni]
-        self.rrf = np.bincount(u, weights=1.0 / (_RRF_K + r[uni]), minlength=n_units)
+        # the universe runs' items by rank (a stable sort of small integers): each unit's sum over them adds
+        # its items in rank order, so it does not depend on the runs' order
+        held = np.flatnonzero(uni)
+        small = np.int16 if self.depth <= np.iinfo(np.int16).max else np.int64
+        self._sum_order = held[np.argsort(self.item_rank[held].astype(small), kind="stable")]
+        ranks = np.arange(self.depth, dtype=float)
+        self.rrf = self.rank_sum(1.0 / (_RRF_K + (ranks + 1.0)))
         harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, self.depth + 1))]
-        prior = (1.0 + harmonic[self.depth] - harmonic[self.item_rank[uni]]) / (2.0 * self.depth)
-        self.ap_prior = np.bincount(u, weights=prior, minlength=n_units) / max(len(self.universe_runs), 1)
-        rbp = (1.0 - _RBP_P) * _RBP_P ** self.item_rank[uni].astype(float)
-        self.rbp_prior = np.bincount(u, weights=rbp, minlength=n_units) / max(len(self.universe_runs), 1)
+        prior = (1.0 + harmonic[self.depth] - harmonic[: self.depth]) / (2.0 * self.depth)
+        self.ap_prior = self.rank_sum(prior) / max(len(self.universe_runs), 1)
+        self.rbp_prior = self.rank_sum((1.0 - _RBP_P) * _RBP_P**ranks) / max(len(self.universe_runs), 1)
+
+    def rank_sum(self, per_rank: np.ndarray) -> np.ndarray:
+        """Per unit, ``Σ per_rank[rank]`` over the universe runs' items of the unit (``rank`` 0-based),
+        added in rank order: a function of the set of runs, bit for bit, whatever their order (items of
+        one unit at the same rank add the same value)."""
+        order = self._sum_order
+        weights = np.asarray(per_rank, dtype=float)[self.item_rank[order]]
+        return np.bincount(self.item_unit[order], weights=weights, minlength=self.n_units)
+
+    def canonical_order(self) -> np.ndarray:
+        """Every unit, in the canonical pair order: topics in ``topic_ids``' (natural) order, then documents
+        in string (code point) order. It depends on the set of pairs only, not on the runs' order or
+        their rows'."""
+        doc_rank = self._doc_rank
+        if doc_rank is None or len(doc_rank) != len(self.doc_ids):  # documents are only appended
+            docs = np.asarray(self.doc_ids, dtype=str)
+            doc_rank = np.empty(len(docs), dtype=np.int64)
+            doc_rank[np.argsort(docs, kind="stable")] = np.arange(len(docs))
+            self._doc_rank = doc_rank
+        return np.lexsort((doc_rank[self.unit_doc], self.unit_topic))
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The record of the universe runs' top-``depth`` pairs (certainty pairs added by :meth:`add_units`
+        left out) that :func:`ir_incomplete.judging.sample` writes in a design: ``universe_hash``, the
+        SHA-256 (hex) of the UTF-8 lines ``"{query_id}\\t{doc_id}\\n"`` of every pair in the canonical
+        order (:meth:`canonical_order`), and ``universe_topics``, per topic ``[pairs, digest]``, the digest
+        the first 16 hex digits of the SHA-256 of that topic's lines."""
+        import hashlib
+
+        from_runs = np.bincount(self.item_unit[self._sum_order], minlength=self.n_units) > 0
+        order = self.canonical_order()
+        order = order[from_runs[order]]
+        counts = np.bincount(self.unit_topic[order], minlength=len(self.topic_ids))
+        docs = self.doc_ids[self.unit_doc[order]].tolist()
+        whole = hashlib.sha256()
+        topics: dict[str, list] = {}
+        start = 0
+        for topic, count in zip(self.topic_ids.tolist(), counts.tolist(), strict=True):  # one join per topic
+            lead = f"{topic}\t"
+            block = (lead + ("\n" + lead).join(docs[start : start + count]) + "\n" if count else "").encode()
+            whole.update(block)
+            topics[str(topic)] = [int(count), hashlib.sha256(block).hexdigest()[:16]]
+            start += count
+        return {"universe_hash": whole.hexdigest(), "universe_topics": topics}
 
     @property
     def n_units(self) -> int:
         return len(self.unit_key)
 
     def add_units(self, topic: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
-        """Add pairs (certainty pairs outside the runs' top ``depth``); returns every given pair's unit."""
+        """Add pairs (certainty pairs outside the runs' top ``depth``); returns every given pair's unit.
+
+        Units stay numbered in key order (topic, then document code), so a call that adds pairs renumbers
+        the units after them: unit numbers obtained before the call (from an earlier ``add_units`` or
+        :meth:`lookup`) are stale after it. Add every pair in one call."""
         doc = self.doc_index.get_indexer(doc_ids)
         new_docs = pd.unique(np.asarray(doc_ids, dtype=object)[doc < 0])
         if len(new_docs):
@@ -237,6 +287,39 @@ class Universe:
         for name, values in columns.items():
             out[name] = values
         return out
+
+
+def check_universe(universe: Universe, attrs: dict) -> None:
+    """``ValueError`` when the runs given make another universe than the one the design records
+    (``universe_hash``, :meth:`Universe.fingerprint`; a design without the record is not checked): runs
+    changed under the same names (deeper lists, other documents) would turn pairs that could never have
+    been drawn into unsampled universe pairs. Names the first topic, in natural order, that differs."""
+    recorded = attrs.get("universe_hash")
+    if recorded is None:
+        return
+    now = universe.fingerprint()
+    if now["universe_hash"] == recorded:
+        return
+    then = attrs.get("universe_topics")
+    then = then if isinstance(then, dict) else {}
+    base = "the runs given are not those the design was drawn from: "
+    advice = (
+        "; the estimates hold for the universe the design was drawn from (a pair added since could never have "
+        "been drawn, yet would count as an unsampled pair): give the runs the design was drawn from (the same "
+        "files), or draw a new design for these runs"
+    )
+    differ = [t for t in universe.topic_ids.tolist() if now["universe_topics"].get(t) != then.get(t)]
+    if not then or not differ:
+        raise ValueError(f"{base}their top {universe.depth} pairs differ from the design's universe{advice}")
+    topic = differ[0]
+    count = now["universe_topics"][topic][0]
+    drawn = then.get(topic, [0, ""])[0]
+    where = f"in topic {topic!r} their top {universe.depth}"
+    if count != drawn:
+        what = f"holds {count} pairs, the design's universe {drawn}"
+    else:
+        what = f"holds other documents than the design's universe (the same number, {count} pairs)"
+    raise ValueError(f"{base}{where} {what} ({len(differ)} of {len(universe.topic_ids)} topics differ){advice}")
 
 
 def _refuse_duplicates(prepared: PreparedRuns, topic_ids: np.ndarray) -> None:

@@ -152,10 +152,14 @@ def _check_for_ir_measures_command(measure) -> None:
     """Refuse, for the ``ir_measures`` command, a measure it could not compute: ``prior=predicted``
     without a predictions file named in the measure (that command has no option to pass predictions), or
     a predictions file that cannot be read; ``ir_measures: error: <message>``, exit status 2."""
+    from ir_incomplete.data.named_files import hold_evaluation_scope
     from ir_incomplete.predictions import needs_predictions, read_predictions_file
 
     if getattr(measure, "_ir_incomplete", False):
         _one_line_errors_of_ours()
+    # the command evaluates once and exits: a file named in a measure (predictions=, design=), read here to
+    # check it, is not read again when the run is evaluated (a named pipe can be read once)
+    hold_evaluation_scope()
     message = None
     if needs_predictions(measure):
         example = repr(measure(predictions="labels.tsv"))

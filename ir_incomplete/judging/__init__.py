@@ -6,13 +6,16 @@
 * samples (:mod:`~ir_incomplete.judging.sampling`): :func:`stratified_sample` and :func:`to_prels`, the
   sampled qrels that ``xinfAP``, ``infNDCG`` and ``iP`` read;
 * designs (:mod:`~ir_incomplete.judging.designs`): :func:`sample` draws a probability sample of pairs to
-  judge, each with its inclusion probability, for the design-based :func:`ir_incomplete.estimate`;
+  judge, each with its inclusion probability, for the design-based :func:`ir_incomplete.estimate`, and
+  :func:`to_judge` the pairs of it that this round sends to assessors;
   :func:`strategy_prior` turns any judging strategy into the design's prior
   (:mod:`~ir_incomplete.judging.priors`); :func:`sample_rounds` draws and judges a design in rounds,
   each round's prior updated with the judgments so far (:mod:`~ir_incomplete.judging.rounds`);
 * simulation (:mod:`~ir_incomplete.judging.simulation`): :func:`simulate` replays any strategy against an
   oracle qrels (judgments spent → τ, τ_AP, RMSE), :func:`plot_simulation` draws the curves;
-  :func:`simulate_design` replays a sampling design (τ, RMSE, bias, coverage and width of the intervals);
+  :func:`simulate_design` replays a sampling design (τ, RMSE, bias, coverage and width of the intervals)
+  against the truth :func:`design_truth` builds (the value complete judgment of the design's universe
+  gives, what :func:`ir_incomplete.estimate` targets);
 * agreement (:mod:`~ir_incomplete.judging.judge_agreement`): :func:`agreement` of two judgment sets (Cohen's κ,
   Krippendorff's α, confusion matrix, leaderboard τ);
 * judge next (:mod:`~ir_incomplete.judging.mtc`): :func:`judge_next` and the :class:`JudgeNext`
@@ -20,8 +23,9 @@
 * the ``ir_incomplete pool``, ``agreement`` and ``judge-next`` command lines are :mod:`ir_incomplete.cli.judging`.
 """
 
+from ir_incomplete.estimation.truth import design_truth
 from ir_incomplete.judging._candidates import Candidates
-from ir_incomplete.judging.designs import sample, write_design
+from ir_incomplete.judging.designs import sample, to_judge, write_design
 from ir_incomplete.judging.judge_agreement import agreement, cohen_kappa, krippendorff_alpha
 from ir_incomplete.judging.mtc import JudgeNext, judge_next
 from ir_incomplete.judging.pools import (
@@ -47,6 +51,7 @@ from ir_incomplete.judging.strategy import Strategy
 __all__ = [
     "Candidates",
     "sample",
+    "to_judge",
     "write_design",
     "strategy_prior",
     "sample_rounds",
@@ -68,6 +73,7 @@ __all__ = [
     "to_prels",
     "simulate",
     "simulate_design",
+    "design_truth",
     "plot_simulation",
     "agreement",
     "cohen_kappa",

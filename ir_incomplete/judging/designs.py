@@ -1,15 +1,19 @@
 """Probability samples of judgments with known inclusion probabilities: what design-based estimates read.
 
-:func:`sample` draws the (query, document) pairs to judge from the *universe*, the runs' top ``depth``,
-and gives each its inclusion probability ``pi``; :func:`ir_incomplete.estimate` turns their judgments into
+:func:`sample` draws the (query, document) pairs to judge from the *universe*, the runs' top ``depth``
+plus the pairs judged already (``qrels``, earlier rounds: the certainty stratum below, even where they
+lie outside the runs' top ``depth``, so that every known relevant document counts in R), and gives each
+its inclusion probability ``pi``; :func:`ir_incomplete.estimate` turns their judgments into
 estimates with intervals.
 
 **The design** (Poisson sampling, each pair drawn independently; Särndal, Swensson & Wretman 1992, §3.5):
 
 * a *certainty stratum*, judged with ``pi = 1``: the pairs of ``qrels`` (judgments you already have,
-  e.g. TREC-COVID round 1 or a depth-10 pool), the pairs of an earlier round (``previous=``), and the
-  top ``certain`` pairs of a priority pool (Σ over runs of 1/(1 + rank), ranks from 1), which count
-  against the budget;
+  e.g. TREC-COVID round 1 or a depth-10 pool) and of an earlier round (``previous=``), judged already
+  (``stratum`` ``judged``), and the top ``certain`` pairs of a priority pool (Σ over runs of
+  1/(1 + rank), ranks from 1), which count against the budget and are to judge (``stratum``
+  ``certain``); ``certain`` equal to the budget is refused while other pairs remain (they would get
+  ``pi = 0``);
 * every other pair with ``pi_u = min(1, c · q_u)``, ``c`` chosen so that ``Σ pi_u`` equals the rest of the
   budget exactly: the expected number of judgments is the budget, and the realised number differs by
   about ``±sqrt(Σ pi (1 − pi))`` (~1 % at 4,000);
@@ -26,7 +30,8 @@ estimates with intervals.
   gives; or a table ``query_id, doc_id, prior``) with a share ``uniform`` of the budget spread
   evenly, so that no pair has ``pi`` below ``min(1, uniform · (budget − certain) / N)``, ``N`` the pairs
   outside the certainty stratum (``c ≥ budget − certain`` because ``Σ q = 1``; a floor keeps the weights
-  1/pi bounded);
+  1/pi bounded); a pair that would get ``pi`` below ``1e-12`` of that even share (``uniform`` below
+  ``1e-12`` and a prior that nearly vanishes, or 0) is refused: it could (practically) never be drawn;
 * with automatic labels (``predictions=``) and judgments to calibrate them on (``qrels`` or an earlier
   round), ``prior_u`` is multiplied by ``sqrt(p_u (1 − p_u))``, ``p_u`` the calibrated probability that a
   pair with that predicted grade is relevant: pi grows where the labels are unsure (active inference,
@@ -49,7 +54,7 @@ not only in expectation:
 * the certainty stratum as above; the open pairs are cut into ``strata`` groups (default 10) at the
   quantiles of the same ``q`` *weighted by the Poisson design's* ``min(1, c·q)``, so that each group
   expects about the same number of judgments; pairs with equal ``q`` at a boundary are split by their
-  order in the universe. Weighted, not equal-count, because ``q`` is skewed: equal-count groups put
+  canonical order (below). Weighted, not equal-count, because ``q`` is skewed: equal-count groups put
   the pairs that many runs rank high together with ten times as many rarely-ranked ones at one rate
   (measured on TREC-COVID round 1, 143 runs, 2,000 judgments, 10 seeds: AP@100 RMSE 0.024 and 90 %
   coverage 0.82 with equal-count groups, 0.0165 and 0.88 weighted, 0.0159 and 0.88 for the Poisson
@@ -69,24 +74,35 @@ reads: HT estimates of linear measures stay unbiased, their variance becomes the
 one, and AP's products of two pairs of the same stratum are reweighted by ``pi_u pi_v / pi_uv`` (see
 :mod:`ir_incomplete.kernels.design`).
 
-Seeded: the same inputs and seed give the same design, bit for bit.
+Seeded: the same inputs and seed give the same design, bit for bit. The uniform random numbers are dealt
+to the pairs in the *canonical pair order* — topics in natural order (``2`` before ``10``), then document
+ids in string order — and every tie (the priority pool, the strata's boundaries) and every sum follows
+it, so the design depends on the set of runs, not on their order nor on the order of their rows
+(``attrs["runs"]`` lists them sorted).
+
+**The universe record.** ``attrs`` hold ``universe_hash``, the SHA-256 of the lines
+``"{query_id}\\t{doc_id}\\n"`` of the runs' top-``depth`` pairs in the canonical order (certainty pairs
+from ``qrels``/``previous`` outside it not included), and ``universe_topics``, per topic the number of
+those pairs and the first 16 hex digits of the SHA-256 of its lines
+(:meth:`ir_incomplete.estimation.Universe.fingerprint`). :func:`ir_incomplete.estimate` refuses runs
+that make another universe (changed under the same names: deeper lists, other documents), naming a
+topic that differs; a design without the record is not checked.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ir_incomplete.data.qrels import Qrels
-from ir_incomplete.estimation import Universe, read_design
+from ir_incomplete.estimation import Universe, read_design, read_judgments, write_design
 from ir_incomplete.estimation.universe import PRIORS
 from ir_incomplete.judging._candidates import check_budget, check_positive_int
 
-__all__ = ["sample", "write_design", "PRIORS", "inclusion_probabilities"]
+__all__ = ["sample", "to_judge", "write_design", "PRIORS", "inclusion_probabilities"]
 
 #: the designs :func:`sample` draws
 DESIGNS = ("poisson", "stratified")
@@ -159,6 +175,73 @@ def _strata_of(q: np.ndarray, pi: np.ndarray, rest: int, strata: int) -> tuple[n
     return stratum, size, stratum_sizes(target, size, rest)
 
 
+def to_judge(design: Any) -> pd.DataFrame:
+    """The pairs of a design that this round sends to assessors: ``query_id, doc_id`` of every row whose
+    ``stratum`` is not ``judged`` — the sampled pairs and this round's top-priority certainty pairs
+    (``certain``) — in the design's order (index ``0..n-1``). Pairs judged before this round (``qrels=``,
+    earlier rounds: stratum ``judged``) are left out; so are, in a design written before that stratum
+    existed, the rows of an earlier ``round`` than the design's. ``design``: a DataFrame or file
+    :func:`sample` made (anything :func:`ir_incomplete.estimation.read_design` reads); without a
+    ``stratum`` column every pair is to judge."""
+    frame = read_design(design)
+    keep = np.ones(len(frame), dtype=bool)
+    if "stratum" in frame.columns:
+        keep &= (frame["stratum"].astype(str) != "judged").to_numpy()
+    if "round" in frame.columns and len(frame):
+        rounds = pd.to_numeric(frame["round"], errors="coerce").to_numpy(dtype=float)
+        latest = frame.attrs.get("round", np.nanmax(rounds) if np.isfinite(rounds).any() else None)
+        if latest is not None:
+            keep &= ~(rounds < float(latest))
+    return frame.loc[keep, ["query_id", "doc_id"]].reset_index(drop=True)
+
+
+def _examples(ids: Any, count: int = 3) -> str:
+    """The first ``count`` ids in natural order, quoted: ``'1', '2', '10'``."""
+    from ir_incomplete.estimation import _natural
+
+    return ", ".join(repr(str(i)) for i in _natural(list(ids))[:count])
+
+
+def _check_qrels_topics(query_ids: np.ndarray, topic: np.ndarray, universe: Universe) -> None:
+    """``ValueError`` when no query of ``qrels=`` is answered by the runs (another collection, or ids spelt
+    otherwise: ``'01'`` against ``'1'``): the judgments would be ignored and the budget spent on pairs judged
+    already; a warning naming how many when only some are (their judgments are left out)."""
+    if not len(query_ids):
+        return
+    names, first = np.unique(query_ids.astype(str), return_index=True)
+    missing = names[topic[first] < 0]
+    if len(missing) == len(names):
+        raise ValueError(
+            f"qrels=: none of its {len(names)} queries is answered by the runs (the qrels' {_examples(names)}; the "
+            f"runs' {_examples(universe.topic_ids)}): its judgments would be ignored; check the query ids (e.g. '01' "
+            f"against '1') or that the qrels are of the runs' collection"
+        )
+    if len(missing):
+        warnings.warn(
+            f"qrels=: {len(missing)} of its {len(names)} queries are answered by no run (e.g. {_examples(missing)}); "
+            f"their judgments are left out of the design",
+            stacklevel=4,
+        )
+
+
+def _refuse_tiny(pi: np.ndarray, units: np.ndarray, rest: int, uniform: float, universe: Universe) -> None:
+    """``ValueError`` when an open pair's ``pi`` is below ``1e-12`` of an even share of the sample,
+    ``min(1, rest / N)``: it would (almost) never be drawn, and drawn it would weigh ``1/pi``. Only a uniform
+    share below ``1e-12`` with a prior that nearly vanishes leads there (``pi ≥ uniform · rest / N``)."""
+    if not len(pi):
+        return
+    tiny = np.flatnonzero(pi < 1e-12 * min(1.0, rest / len(pi)))
+    if len(tiny):
+        i = int(tiny[0])
+        u = units[i]
+        raise ValueError(
+            f"uniform={uniform:g} leaves {len(tiny)} pairs of the universe with pi below 1e-12 of an even share "
+            f"({rest} judgments over {len(pi)} pairs), e.g. ({universe.topic_ids[universe.unit_topic[u]]}, "
+            f"{universe.doc_ids[universe.unit_doc[u]]}) with pi={float(pi[i]):.3g}: they would practically never be "
+            f"drawn, and one drawn would weigh 1/pi; give uniform > 0 (e.g. 0.1) or every pair a larger prior"
+        )
+
+
 def _check_share(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 <= value <= 1:
         raise ValueError(f"{name}={value!r} is not a share in [0, 1]")
@@ -174,8 +257,8 @@ def _prior(
 
     if isinstance(prior, str):
         if prior == "ap+rbp":
-            ap, rbp = universe.ap_prior, universe.rbp_prior
-            return 0.5 * ap / max(ap.sum(), 1e-300) + 0.5 * rbp / max(rbp.sum(), 1e-300)
+            ap, rbp = universe.ap_prior, universe.rbp_prior  # exactly rounded sums: free of the units' order
+            return 0.5 * ap / max(math.fsum(ap), 1e-300) + 0.5 * rbp / max(math.fsum(rbp), 1e-300)
         if prior == "ap":
             return universe.ap_prior.copy()
         if prior == "rbp-fusion":
@@ -266,11 +349,17 @@ def sample(
     """Draw the pairs to judge (see the module docstring for the design).
 
     ``budget``: the expected number of new judgments (``certain`` of them the top of a priority pool);
-    ``qrels``: judgments already made (certainty stratum, not counted); ``previous``/``judgments``: an
-    earlier round's design and its judgments (a new round). Returns ``query_id, doc_id, pi, stratum,
-    round`` for every pair to judge and every certainty pair (``stratum`` ``certain`` with ``pi = 1``, or
-    ``sampled``), sorted by query and document; ``attrs`` (and :func:`write_design`'s header) record
-    ``depth``, ``runs``, ``seed`` and every setting.
+    ``qrels``: judgments already made (one qrels or a list of them; certainty stratum, not counted;
+    refused when no run answers any of its queries, e.g. ``'01'`` against ``'1'``, warned about when
+    some are not answered: their judgments are left out); ``previous``/``judgments``: an earlier
+    round's design and its judgments (a new round; a list of qrels is combined, as
+    :func:`~ir_incomplete.estimation.read_judgments` does).
+    Returns ``query_id, doc_id, pi, stratum, round`` for every pair to judge and every certainty pair,
+    ``stratum`` ``judged`` (``pi = 1``, judged before this round: ``qrels`` and earlier rounds),
+    ``certain`` (``pi = 1``, this round's top priority pairs) or ``sampled``, in the canonical pair order
+    (query, then document); :func:`to_judge` gives the pairs to send to assessors (``certain`` and
+    ``sampled``). ``attrs`` (and :func:`write_design`'s header) record ``depth``, ``runs`` (sorted),
+    ``seed``, every setting and the universe (``universe_hash``, ``universe_topics``).
 
     ``design``: ``"poisson"`` (each pair drawn independently; the number of judgments is the budget in
     expectation) or ``"stratified"`` (``strata`` groups of pairs by ``q``, a fixed number drawn without
@@ -351,15 +440,18 @@ def _sample(
     seed = int(seed)
     universe = Universe(runs, depth, None, score_precision)
     advance(1)
-    n = universe.n_units
-    known_units: list[np.ndarray] = []
-    known_grades: list[np.ndarray] = []
+    record = universe.fingerprint()  # the runs' top depth, before the certainty pairs join
     round_no = 1
     if judgments is not None and previous is None:
         raise ValueError(
             "judgments= are the judgments of an earlier round's design: give that design as previous= too "
             "(judgments you had before sampling are qrels=)"
         )
+    # the pairs judged before this round: the earlier rounds' (first, so their grades win), then the qrels';
+    # added to the universe in one call (adding renumbers the units)
+    judged_topic: list[np.ndarray] = []
+    judged_doc: list[np.ndarray] = []
+    judged_grade: list[np.ndarray] = []
     if previous is not None:
         if judgments is None:
             raise ValueError("previous= needs judgments= (the judgments of the earlier round's pairs)")
@@ -375,26 +467,33 @@ def _sample(
             raise ValueError(
                 f"the earlier design's query {prev['query_id'].iloc[i]!r} is not answered by any run given"
             )
-        known_units.append(universe.add_units(topic, prev["doc_id"].to_numpy(dtype=object)))
-        known_grades.append(grades)
+        judged_topic.append(topic)
+        judged_doc.append(prev["doc_id"].to_numpy(dtype=object))
+        judged_grade.append(grades)
     if qrels is not None:
-        frame = Qrels.from_any(qrels).to_frame()
-        frame = frame[frame["relevance"].to_numpy() >= 0]
+        frame = read_judgments(qrels)
         topic = universe.topic_codes(frame["query_id"].astype(str))
-        frame, topic = frame[topic >= 0], topic[topic >= 0]
-        known_units.append(universe.add_units(topic, frame["doc_id"].astype(str).to_numpy(dtype=object)))
-        known_grades.append(frame["relevance"].to_numpy().astype(np.int64))
+        _check_qrels_topics(frame["query_id"].astype(str).to_numpy(dtype=object), topic, universe)
+        keep = (topic >= 0) & (frame["relevance"].to_numpy() >= 0)
+        judged_topic.append(topic[keep])
+        judged_doc.append(frame["doc_id"].astype(str).to_numpy(dtype=object)[keep])
+        judged_grade.append(frame["relevance"].to_numpy()[keep].astype(np.int64))
+    if judged_topic:
+        units = universe.add_units(np.concatenate(judged_topic), np.concatenate(judged_doc))
+        known, first = np.unique(units, return_index=True)
+        known_grade = np.concatenate(judged_grade)[first]
+    else:
+        known, known_grade = np.zeros(0, np.int64), np.zeros(0, np.int64)
     n = universe.n_units
-    known = np.concatenate(known_units) if known_units else np.zeros(0, np.int64)
-    known_grade = np.concatenate(known_grades) if known_grades else np.zeros(0, np.int64)
-    known, first = np.unique(known, return_index=True)
-    known_grade = known_grade[first]
     advance(1)
+    # every unit in the canonical pair order (topic, then document id): the random numbers, the ties of the
+    # priority pool and of the strata and every sum follow it, so the design depends on the set of runs only
+    canon = universe.canonical_order()
     pi = np.zeros(n)
     pi[known] = 1.0
     stratum = np.full(n, "", dtype=object)
-    stratum[known] = "certain"
-    open_units = np.flatnonzero(pi < 1.0)
+    stratum[known] = "judged"
+    open_units = canon[pi[canon] < 1.0]
     if certain > len(open_units):
         raise ValueError(
             f"certain={certain} is more than the {len(open_units)} pairs of the universe not judged already (the "
@@ -407,14 +506,19 @@ def _sample(
             stacklevel=3,
         )
     if certain:
-        r = universe.item_rank + 1.0
-        ok = universe.item_unit >= 0
-        priority = np.bincount(universe.item_unit[ok], weights=1.0 / (1.0 + r[ok]), minlength=n)
-        top = open_units[np.lexsort((open_units, -priority[open_units]))[:certain]]
+        priority = universe.rank_sum(1.0 / (1.0 + (np.arange(depth) + 1.0)))
+        top = open_units[np.argsort(-priority[open_units], kind="stable")[:certain]]
         pi[top] = 1.0
         stratum[top] = "certain"
-        open_units = np.flatnonzero(pi < 1.0)
+        open_units = canon[pi[canon] < 1.0]
     rest = budget - certain
+    if rest == 0 and len(open_units):
+        raise ValueError(
+            f"certain={certain} is the whole budget={budget}: the {len(open_units)} other pairs of the universe (the "
+            f"runs' top {depth}, less the judged pairs) would get pi = 0, never be drawn and count as nonrelevant in "
+            f"every estimate, with intervals of width 0; raise the budget above certain (the part beyond it is "
+            f"sampled) or lower certain"
+        )
     judged = universe.frame(known, relevance=known_grade) if len(known) else None
     weight = _prior(universe, prior, judged, score_precision)
     if predictions is not None:
@@ -440,14 +544,16 @@ def _sample(
         if len(never) and rest > 0:
             u = open_units[never[0]]
             raise ValueError(
-                f"uniform=0 leaves {len(never)} pairs of the universe with prior 0, e.g. "
+                f"uniform={uniform:g} leaves {len(never)} pairs of the universe with prior 0, e.g. "
                 f"({universe.topic_ids[universe.unit_topic[u]]}, {universe.doc_ids[universe.unit_doc[u]]}): they could "
                 f"never be drawn (pi = 0) and every estimate would count them as nonrelevant; give uniform > 0 or "
                 f"every pair a prior > 0"
             )
         q[open_units] = q_open
         pi[open_units] = inclusion_probabilities(q_open, rest)
-    draw = rng.random(n)
+        _refuse_tiny(pi[open_units], open_units, rest, uniform, universe)
+    draw = np.empty(n)
+    draw[canon] = rng.random(n)
     if design == "stratified":
         stratum_id = np.full(n, -1, dtype=np.int64)
         of, size_h, n_h = _strata_of(q[open_units], pi[open_units], rest, strata)
@@ -459,12 +565,13 @@ def _sample(
         within = np.arange(len(order)) - starts[of[order]]
         taken = np.zeros(n, dtype=bool)
         taken[open_units[order[within < n_h[of[order]]]]] = True
-        chosen = np.flatnonzero((stratum == "certain") | taken)
+        chosen = np.flatnonzero((stratum != "") | taken)
     else:
-        chosen = np.flatnonzero((stratum == "certain") | (draw < pi))
+        chosen = np.flatnonzero((stratum != "") | (draw < pi))
     stratum[chosen[stratum[chosen] == ""]] = "sampled"
-    order = np.lexsort((universe.doc_ids[universe.unit_doc[chosen]].astype(str), universe.unit_topic[chosen]))
-    chosen = chosen[order]
+    kept = np.zeros(n, dtype=bool)
+    kept[chosen] = True
+    chosen = canon[kept[canon]]  # in the canonical order: by query, then document
     out = universe.frame(chosen, pi=pi[chosen], stratum=stratum[chosen])
     out["round"] = round_no
     if design == "stratified":
@@ -488,25 +595,18 @@ def _sample(
         "round": round_no,
         "expected_judgments": float(pi[open_units].sum()) + int(certain),
         "universe": int(n),
-        "runs": list(universe.run_names),
+        "runs": sorted(universe.run_names),
         "topics": [str(t) for t in universe.topic_ids],
         "score_precision": score_precision,
         # what shaped pi beyond the prior: certainty pairs from qrels and earlier rounds, labels
         "certainty_pairs": int(len(known)),
         "previous_round": previous is not None,
         "predictions": predictions is not None,
+        # the runs' top depth the design was drawn from, which estimate checks the runs given against
+        **record,
     }
     if design == "stratified":
         out.attrs["design"] = "stratified"
         out.attrs["strata"] = [[int(a), int(b)] for a, b in zip(size_h, n_h, strict=True)]
         out.attrs["expected_judgments"] = int(n_h.sum()) + int(certain)
     return out
-
-
-def write_design(design: pd.DataFrame, path: Any) -> None:
-    """Write a design as a tab-separated table whose first line (``# design {json}``) records its settings
-    (depth, runs, seed, ...), as :func:`ir_incomplete.estimation.read_design` reads it back."""
-    frame = read_design(design)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write("# design " + json.dumps(frame.attrs, sort_keys=True) + "\n")
-        frame.to_csv(handle, sep="\t", index=False, float_format="%.17g")

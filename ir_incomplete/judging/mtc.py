@@ -83,7 +83,7 @@ of 250; RRF priority .874 / .888); τ AP .882 after 4,000 and .903 after 6,000 (
 Both measures change only when a judged document is relevant: the same criterion told the oracle's
 relevance (``--methods oracle``, it judges relevant documents only) needs 1,250 relevant documents for
 τ nDCG@10 ≥ 0.9 and 2,000 for AP, while judge-next finds 938 relevant in 1,500 judgments and 1,996 in
-4,000. Robust04 (10 runs, 249 topics): see the README table.
+4,000. Robust04 (10 runs, 249 topics): see the manual's table (docs/measured.rst, "Judge next, measured").
 
 Bad input: a budget below 1, an unknown measure (the choices are listed), qrels or predictions
 without the needed columns or with non-integer grades raise :class:`ValueError`. Judgments of queries

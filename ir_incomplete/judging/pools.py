@@ -286,7 +286,7 @@ class _FusionPool(_StaticPool):
 class RRFPool(_FusionPool):
     """Reciprocal-rank-fusion priority: score(d) = Σ_runs 1/(k + rank_run(d)) (Cormack, Clarke & Büttcher,
     SIGIR 2009, used as a judging order), ranks 1-based, a run that does not retrieve d adds nothing.
-    ``k=2`` is the best on TREC-COVID round 1 (see the package README). Ties: topic, then document id."""
+    ``k=2`` is the best on TREC-COVID round 1 (see the manual, docs/measured.rst). Ties: topic, then document id."""
 
     name = "rrf"
 

@@ -6,8 +6,9 @@ drawn are judged (by a callable, or by an oracle qrels in a simulation), and rou
 ``previous=`` the design so far and ``judgments=`` every judgment so far: the pairs judged join the
 certainty stratum (``pi = 1``) and the prior is recomputed from their grades
 (:func:`~ir_incomplete.judging.strategy_prior`). Conditional on the earlier rounds each round is a
-Poisson design, so the last design, with every judgment, is what :func:`ir_incomplete.estimate` reads:
-its estimates are unbiased and its intervals hold however the strategy used the judgments.
+Poisson design (or, ``design="stratified"``, a stratified one), so the last design, with every judgment,
+is what :func:`ir_incomplete.estimate` reads: its estimates are unbiased and its intervals hold however
+the strategy used the judgments.
 
 Round ``k``'s seed is ``seed`` for round 1 (so one round is exactly ``sample(..., seed=seed)``) and
 ``numpy.random.SeedSequence([seed, k])`` after: the same inputs and seed give the same rounds.
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ir_incomplete._progress import check_progress, progress_bar
+from ir_incomplete.estimation.truth import check_oracle
 from ir_incomplete.judging._candidates import _judgment_frame, check_budget, is_empty_qrels
 from ir_incomplete.judging.designs import sample
 
@@ -75,12 +77,16 @@ def _check_seed(seed: Any) -> int:
     return int(seed)
 
 
+def _is_callable_judge(judge: Any) -> bool:
+    return callable(judge) and not isinstance(judge, (pd.DataFrame, str, os.PathLike))
+
+
 def as_judge(judge: Any) -> Callable[[pd.DataFrame], np.ndarray]:
     """A function ``pairs → grades`` (one integer ≥ 0 per row of a ``query_id, doc_id`` table) from a
     judge: a callable taking that table and returning the grades (a sequence in the rows' order, or a
     table ``query_id, doc_id, relevance`` covering every pair), or an oracle qrels (any qrels form; a
     pair it does not judge, or judges with a negative grade, gets 0)."""
-    if callable(judge) and not isinstance(judge, (pd.DataFrame, str, os.PathLike)):
+    if _is_callable_judge(judge):
         return lambda pairs: _checked_grades(judge(pairs.copy()), pairs)
     oracle = _judgment_frame(judge, "oracle")
     oracle = oracle[oracle["relevance"] >= 0]
@@ -145,6 +151,8 @@ def sample_rounds(
     certain: int = 0,
     score_precision: str = "float32",
     progress: bool | None = None,
+    design: str = "poisson",
+    strata: int = 10,
 ) -> DesignRounds:
     """Draw and judge a design in ``rounds``, each round's prior updated with the judgments so far.
 
@@ -160,7 +168,8 @@ def sample_rounds(
     judge
         A callable taking a ``query_id, doc_id`` table of the pairs to judge and returning their grades
         (one integer ≥ 0 per row, or a table ``query_id, doc_id, relevance``), or an oracle qrels (a
-        simulation: a pair it does not judge gets grade 0).
+        simulation: a pair it does not judge gets grade 0; it must judge every query the runs answer,
+        :func:`~ir_incomplete.estimation.truth.check_oracle`).
     prior
         What each round's inclusion probabilities follow: a judging strategy (an object or a method name,
         default ``"judge_next"``: :class:`~ir_incomplete.judging.JudgeNext` for AP) whose
@@ -169,10 +178,13 @@ def sample_rounds(
         table: the same every round, but with ``predictions`` the labels' calibration still learns).
     qrels
         Judgments already made (certainty stratum of round 1, graded as given, not counted).
-    depth, predictions, uniform, score_precision
-        As in :func:`~ir_incomplete.judging.sample`, every round.
+    depth, predictions, uniform, score_precision, design, strata
+        As in :func:`~ir_incomplete.judging.sample`, every round (``design="stratified"``: each round
+        draws exactly its budget, in ``strata`` groups of its open pairs). Each is checked by
+        :func:`~ir_incomplete.judging.sample` itself, with its messages.
     certain
-        Round 1 only: its top ``certain`` pairs of the priority pool are judged with ``pi = 1``.
+        Round 1 only: its top ``certain`` pairs of the priority pool are judged with ``pi = 1``, out of
+        round 1's budget (at most that budget).
     seed
         Round 1's seed; later rounds' seeds follow from it (module docstring).
     progress
@@ -187,22 +199,33 @@ def sample_rounds(
     from ir_incomplete.data.prepared import PreparedRuns
 
     sizes = round_budgets(budget, rounds)
+    plain_int = isinstance(certain, (int, np.integer)) and not isinstance(certain, (bool, np.bool_))
+    if len(sizes) > 1 and plain_int and certain > sizes[0]:  # else sample() checks certain, as its own
+        raise ValueError(
+            f"certain={certain} is more than round 1's budget {sizes[0]} (budget={sum(sizes)} in "
+            f"{len(sizes)} rounds {sizes}): the top {certain} pairs are judged with pi = 1 in round 1, out of its "
+            f"budget; lower certain or give round 1 more (rounds=[{certain}, ...])"
+        )
     seed = _check_seed(seed)
     check_progress(progress)
-    grade_of = as_judge(judge)
+    if not _is_callable_judge(judge):
+        judge = _judgment_frame(judge, "oracle")
     prepared = runs if isinstance(runs, PreparedRuns) else prepare_runs(runs, score_precision)
+    if isinstance(judge, pd.DataFrame):
+        check_oracle(judge, pd.unique(np.asarray(prepared.row_query, dtype=object)), "the oracle qrels (judge=)")
+    grade_of = as_judge(judge)
     known = pd.DataFrame({"query_id": [], "doc_id": [], "relevance": []}).astype(
         {"query_id": object, "doc_id": object, "relevance": np.int64}
     )
     if not is_empty_qrels(qrels):
         given = _judgment_frame(qrels, "qrels")
         known = given[given["relevance"] >= 0].reset_index(drop=True)
-    design: pd.DataFrame | None = None
+    drawn: pd.DataFrame | None = None
     log = []
     total = 0
     bar = progress_bar(len(sizes), progress, "sample rounds", "round")
     for k, size in enumerate(sizes, 1):
-        design = sample(
+        drawn = sample(
             prepared,
             size,
             depth=depth,
@@ -212,13 +235,15 @@ def sample_rounds(
             prior=prior,
             uniform=uniform,
             certain=certain if k == 1 else 0,
-            previous=design,
-            judgments=known if design is not None else None,
+            previous=drawn,
+            judgments=known if drawn is not None else None,
             score_precision=score_precision,
+            design=design,
+            strata=strata,
         )
-        keys = pd.MultiIndex.from_arrays([design["query_id"].astype(str), design["doc_id"].astype(str)])
+        keys = pd.MultiIndex.from_arrays([drawn["query_id"].astype(str), drawn["doc_id"].astype(str)])
         seen = pd.MultiIndex.from_arrays([known["query_id"].astype(str), known["doc_id"].astype(str)])
-        new = design.loc[~keys.isin(seen), ["query_id", "doc_id"]].reset_index(drop=True)
+        new = drawn.loc[~keys.isin(seen), ["query_id", "doc_id"]].reset_index(drop=True)
         grades = grade_of(new) if len(new) else np.zeros(0, dtype=np.int64)
         judged = new.assign(relevance=grades)
         known = pd.concat([known, judged], ignore_index=True)
@@ -227,7 +252,7 @@ def sample_rounds(
             {
                 "round": k,
                 "budget": size,
-                "expected": float(design.attrs.get("expected_judgments", np.nan)),
+                "expected": float(drawn.attrs.get("expected_judgments", np.nan)),
                 "judged": len(judged),
                 "relevant": int((grades >= 1).sum()),
                 "total": total,
@@ -235,12 +260,12 @@ def sample_rounds(
         )
         bar.update(1)
     bar.close()
-    if design is None:  # round_budgets gives at least one round
+    if drawn is None:  # round_budgets gives at least one round
         raise ValueError("no rounds to draw")
-    design.attrs["rounds"] = len(sizes)
-    design.attrs["round_budgets"] = sizes
-    design.attrs["budget"] = int(sum(sizes))
-    design.attrs["expected_judgments"] = float(sum(row["expected"] for row in log))
-    design.attrs["seed"] = seed
+    drawn.attrs["rounds"] = len(sizes)
+    drawn.attrs["round_budgets"] = sizes
+    drawn.attrs["budget"] = int(sum(sizes))
+    drawn.attrs["expected_judgments"] = float(sum(row["expected"] for row in log))
+    drawn.attrs["seed"] = seed
     table = pd.DataFrame(log)
-    return DesignRounds(design, known, table)
+    return DesignRounds(drawn, known, table)

@@ -10,7 +10,8 @@ compares these scores with the scores on the whole oracle: Kendall's τ, τ_AP a
 replays a *sampling design* instead: each repeat draws a probability sample in rounds
 (:func:`~ir_incomplete.judging.sample_rounds`, the oracle judging), estimates every run and every pair of
 runs with :func:`ir_incomplete.estimate`, and reports τ, RMSE and bias against the value with the whole
-universe judged, the coverage of the intervals (run means and pair differences), their mean width and
+universe judged (:func:`~ir_incomplete.estimation.truth.design_truth`: the runs' top depth and the
+judgments made before), the coverage of the intervals (run means and pair differences), their mean width and
 the judgments spent: whether the intervals hold, and what they cost.
 """
 
@@ -33,7 +34,7 @@ DEFAULT_MEASURES = ("AP", "nDCG@10")
 #: the statistics of each point of the curve
 CURVE_STATISTICS = ("tau", "tau_ap", "rmse")
 #: the settings of a sampling design that :func:`simulate_design` replays (:func:`~ir_incomplete.judging.sample_rounds`)
-DESIGN_KEYS = ("budget", "rounds", "prior", "depth", "uniform", "certain")
+DESIGN_KEYS = ("budget", "rounds", "prior", "depth", "uniform", "certain", "design", "strata")
 
 
 def _read_runs(runs: Any) -> dict[str, pd.DataFrame]:
@@ -94,16 +95,11 @@ def _oracle_grades(oracle: pd.DataFrame) -> pd.Series:
 def _oracle_of(run_map: dict[str, pd.DataFrame], oracle_qrels: Any) -> tuple[pd.DataFrame, np.ndarray]:
     """The oracle's judgments of the runs' queries and those queries; ``ValueError`` when the oracle judges
     none of some query the runs answer."""
+    from ir_incomplete.estimation.truth import check_oracle
+
     oracle = _judgment_frame(oracle_qrels, "oracle_qrels")
     topics = pd.unique(np.concatenate([f["query_id"].to_numpy(dtype=object) for f in run_map.values()]))
-    oracle_topics = set(oracle.loc[oracle["relevance"] >= 0, "query_id"])
-    missing = [q for q in topics if q not in oracle_topics]
-    if missing:
-        raise ValueError(
-            f"the oracle qrels judge no document for {len(missing)} quer{'y' if len(missing) == 1 else 'ies'} the "
-            f"runs answer (first: {', '.join(map(repr, missing[:5]))}); every answered query needs the oracle's "
-            f"judgments (restrict the runs to the oracle's queries first)"
-        )
+    check_oracle(oracle, topics)
     return oracle[oracle["query_id"].isin(set(topics))].reset_index(drop=True), topics
 
 
@@ -153,7 +149,9 @@ def simulate(
         next count: e.g. the sizes of depth-k pools).
     start
         Judgments made before the simulation (any qrels form, graded as given, not taken from the
-        oracle); they do not count as spent. ``None``: start from nothing.
+        oracle); they do not count as spent, and the reference takes their grades where the oracle
+        grades them otherwise (so that judging every pair reaches it). They may judge only queries the
+        runs answer (``ValueError`` naming the others). ``None``: start from nothing.
     measures
         Measures to score the runs with (default ``AP`` and ``nDCG@10``; any measure
         :func:`ir_incomplete.evaluate` computes).
@@ -169,8 +167,8 @@ def simulate(
     oracle's ranking), ``rmse`` (of the per-run means), ``relevant`` (relevant documents found, grade ≥ 1)
     and ``seconds`` (the strategy's time so far, excluding scoring). The scores are the mean over the
     queries the runs answer; a query without any judgment yet scores the measure's default value for no
-    relevant document (0). ``attrs``: ``strategy`` (its name), ``reference`` (the oracle's per-run
-    means, a runs × measures DataFrame), ``budget``.
+    relevant document (0). ``attrs``: ``strategy`` (its name), ``reference`` (the per-run means with the
+    oracle's judgments and ``start``'s, a runs × measures DataFrame), ``budget``.
     """
     from ir_incomplete.api import as_measures, evaluate
     from ir_incomplete.data import prepare_runs
@@ -233,8 +231,9 @@ def simulate(
         out = wide.mean(axis=1).unstack("measure")
         return out.reindex(index=run_names, columns=names, fill_value=0.0)
 
-    reference = means(oracle)
-    start_frame = None if is_empty_qrels(start) else _judgment_frame(start, "start")
+    start_frame = None if is_empty_qrels(start) else _start_of(start, topics)
+    # the complete judgments: what judging every pair gives, the start judgments graded as given
+    reference = means(_graded(oracle, start_frame))
     candidates = Candidates(run_map, score_precision)
     t0 = time.perf_counter()
     state = strategy.start(candidates if _takes_candidates(strategy) else run_map, start_frame)
@@ -319,6 +318,32 @@ def _check_design(design: Any) -> dict[str, Any]:
     return out
 
 
+def _start_of(start: Any, topics: np.ndarray) -> pd.DataFrame:
+    """The judgments made before a design replay, ``ValueError`` when they judge a query no run answers
+    (as :func:`simulate` refuses them: a design draws from the runs' queries only, and dropping them would
+    hide a mismatch of query ids)."""
+    frame = _judgment_frame(start, "start")
+    stray = pd.unique(frame.loc[~frame["query_id"].isin(set(topics)), "query_id"].to_numpy(dtype=object))
+    if len(stray):
+        raise ValueError(
+            f"start judges {len(stray)} quer{'y' if len(stray) == 1 else 'ies'} that no run answers (first: "
+            f"{', '.join(map(repr, stray[:5]))}); a design draws from the runs' queries, so give judgments of "
+            f"the runs' queries only (e.g. start[start.query_id.isin(...)])"
+        )
+    return frame
+
+
+def _graded(oracle: pd.DataFrame, start: pd.DataFrame | None) -> pd.DataFrame:
+    """The complete judgments of a replay: the start judgments graded as given (grade ≥ 0), every other pair
+    as the oracle grades it."""
+    if start is None:
+        return oracle
+    given = start[start["relevance"] >= 0]
+    keys = pd.MultiIndex.from_arrays([given["query_id"].astype(str), given["doc_id"].astype(str)])
+    rest = oracle[~pd.MultiIndex.from_arrays([oracle["query_id"].astype(str), oracle["doc_id"].astype(str)]).isin(keys)]
+    return pd.concat([rest, given], ignore_index=True)
+
+
 def _covers(lo: np.ndarray, hi: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """``lo <= truth <= hi``, up to rounding (1e-12 relative): a complete design's zero-width interval
     covers the value computed the same way."""
@@ -346,25 +371,33 @@ def simulate_design(
 
     Every repeat draws and judges a design with :func:`~ir_incomplete.judging.sample_rounds` (``design``:
     its settings ``budget``, ``rounds`` (default 1), ``prior`` (default ``"judge_next"``), ``depth``
-    (default 100), ``uniform``, ``certain``; the oracle judges, a pair it does not judge counts 0;
-    repeat ``r`` (from 0) has seed ``seed + r``), then estimates every run's mean and every pair of
-    runs' difference with :func:`ir_incomplete.estimate` (``pairs=False`` and ``pairs=True``; ``control``,
-    ``interval``; ``predictions``, automatic labels, go to both the sample and the estimate). The truth
-    is what the estimates target: each measure with every pair of the universe (the runs' top
-    ``depth``) judged by the oracle and every other document nonrelevant, over all the runs' queries.
+    (default 100), ``uniform``, ``certain``, ``design`` (``"poisson"`` or ``"stratified"``), ``strata``,
+    each checked by :func:`~ir_incomplete.judging.sample` as it checks its own arguments; the oracle
+    judges, a pair it does not judge counts 0; repeat ``r`` (from 0) has seed ``seed + r``), then
+    estimates every run's mean and every pair of runs' difference with :func:`ir_incomplete.estimate`
+    (``pairs=False`` and ``pairs=True``; ``control``, ``interval``; ``predictions``, automatic labels, go
+    to both the sample and the estimate). The truth is what the estimates target,
+    :func:`~ir_incomplete.estimation.truth.design_truth`: each measure with every pair of the design's
+    universe judged — the runs' top ``depth`` and the ``start`` pairs (graded as given; every other pair
+    by the oracle), which count in R also where no run retrieves them — and every other document
+    nonrelevant, over all the runs' queries. A census (a budget that judges every pair) therefore has
+    bias 0 and coverage 1.
 
     Parameters
     ----------
     runs
         Anything :func:`ir_incomplete.evaluate` accepts (at least 2 runs). Files are read once.
     oracle_qrels
-        The complete judgments (any qrels form); it must judge every query the runs answer.
+        The complete judgments (any qrels form); it must judge every query the runs answer (ids compared
+        as text: ``'01'`` is not ``'1'``; ``ValueError`` naming the queries it misses).
     measures
         Measures :func:`ir_incomplete.estimate` knows (``AP@k``, ``nDCG@k``, ``P@k``, ``RBP(p=..)@k``,
         ``R``; ``AP`` and ``nDCG`` are cut at the design's depth). Default ``AP`` and ``nDCG@10``.
     start
-        Judgments made before (any qrels form, graded as given): the certainty stratum of round 1, not
-        counted as spent.
+        Judgments made before (any qrels form, graded as given, also where the oracle grades them
+        otherwise): the certainty stratum of round 1, not counted as spent, part of the universe also
+        outside the runs' top ``depth``. They may judge only queries the runs answer (``ValueError``
+        naming the others).
     progress
         A ``tqdm`` bar on stderr, one step per repeat (``None``: automatic).
 
@@ -379,7 +412,8 @@ def simulate_design(
     ``repeats``, ``seed``, ``interval``.
     """
     from ir_incomplete.data import prepare_runs
-    from ir_incomplete.estimation import Universe, estimate
+    from ir_incomplete.estimation import estimate
+    from ir_incomplete.estimation.truth import design_truth
     from ir_incomplete.judging.rounds import sample_rounds
     from ir_incomplete.robustness.compare import kendall_tau, tau_ap
 
@@ -390,37 +424,39 @@ def simulate_design(
     check_progress(progress)
     measure_list = [measures] if isinstance(measures, str) else list(measures)
     run_map = _read_runs(runs)
-    oracle, _topics = _oracle_of(run_map, oracle_qrels)
+    oracle, topics = _oracle_of(run_map, oracle_qrels)
+    start_frame = None if is_empty_qrels(start) else _start_of(start, topics)
     prepared = prepare_runs(run_map, score_precision)
     run_names = list(run_map)
-    depth = settings.get("depth", 100)
-    space = Universe(prepared, depth, None, score_precision)
-    complete = space.frame(np.arange(space.n_units), pi=1.0)
-    complete.attrs = {"depth": depth, "runs": run_names}
-    truth_judgments = complete[["query_id", "doc_id"]].assign(
-        relevance=_oracle_grades(oracle)
-        .reindex(pd.MultiIndex.from_arrays([complete["query_id"].astype(str), complete["doc_id"].astype(str)]))
-        .fillna(0)
-        .to_numpy(dtype=np.int64)
-    )
-    truth = estimate(prepared, truth_judgments, complete, measure_list, score_precision=score_precision)
-    names = list(pd.unique(truth["measure"]))
-    reference = truth.pivot(index="run", columns="measure", values="value").reindex(index=run_names, columns=names)
+    reference = pd.DataFrame()
+    names: list[str] = []
     rows = []
     bar = progress_bar(repeats, progress, "simulate design", "repeat")
     for r in range(repeats):
+        # every setting of the design is checked by sample() itself, with its messages
         drawn = sample_rounds(
             prepared,
             settings["budget"],
             settings["rounds"],
             oracle,
-            qrels=start,
+            qrels=start_frame,
             predictions=predictions,
             seed=int(seed) + r,
             score_precision=score_precision,
             progress=False,
             **{k: v for k, v in settings.items() if k not in ("budget", "rounds")},
         )
+        if r == 0:
+            # the truth, on the universe the estimates target: the runs' top depth and the start pairs, the
+            # same in every repeat; the start pairs graded as given (as the estimates read them), the rest by
+            # the oracle
+            truth = design_truth(
+                prepared, _graded(oracle, start_frame), drawn.design, measure_list, score_precision=score_precision
+            )
+            names = list(pd.unique(truth["measure"]))
+            reference = truth.pivot(index="run", columns="measure", values="value").reindex(
+                index=run_names, columns=names
+            )
         common = dict(predictions=predictions, interval=interval, control=control, score_precision=score_precision)
         means = estimate(prepared, drawn.judgments, drawn.design, measure_list, **common)
         diffs = estimate(prepared, drawn.judgments, drawn.design, measure_list, pairs=True, **common)

@@ -17,6 +17,7 @@ from ir_incomplete.predictions import (  # noqa: F401  (needs_predictions: part 
     _MAX_FRAMES,
     Predictions,
     _file_key,
+    is_pipe,
     needs_predictions,
     read_predictions_file,
 )
@@ -73,8 +74,9 @@ def measure_predictions(measure, qrels) -> Predictions | None:
     if path is None:
         return None
     key = _file_key(path)
+    pipe = is_pipe(key)  # a named pipe: read once per evaluation, its frame not kept beyond it
     with _CACHE_LOCK:
-        hit = _ALIGNED.get((key, id(qrels)))
+        hit = None if pipe else _ALIGNED.get((key, id(qrels)))
     if hit is not None and hit[0]() is qrels:
         return hit[1]
     frame = read_predictions_file(path)
@@ -82,6 +84,8 @@ def measure_predictions(measure, qrels) -> Predictions | None:
         aligned = Predictions.from_any(frame, qrels)
     except ValueError as exc:
         raise type(exc)(f"predictions file {path!r}: {exc}") from None
+    if pipe:
+        return aligned
     with _CACHE_LOCK:
         if len(_ALIGNED) >= _MAX_FRAMES:
             _ALIGNED.pop(next(iter(_ALIGNED)))

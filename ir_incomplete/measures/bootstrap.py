@@ -11,7 +11,7 @@ They share ``BootNDCG``'s parameters and machinery (priors ``pool``/``run``/``po
 **What the intervals are.** A bootstrap interval (``interval=``, the ``pNN`` columns, ``--interval``)
 is the spread of the replicates: how much the value moves *if the prior's model of the unjudged
 documents is right*. It is not an error bar for the value that complete judgments would give: on
-TREC-COVID round 1 (README, "Automatic labels on TREC-COVID, measured") 90 % intervals of
+TREC-COVID round 1 (the manual, docs/measured.rst) 90 % intervals of
 ``BootNDCG@10`` / ``BootAP@100`` contained the complete-judgment value for 12 % / 0 % of the runs with
 the pool+run prior, and for 27 % / 16 % with ``prior=predicted``. For error bars that hold, judge a
 probability sample and estimate from it: :func:`ir_incomplete.judging.sample` and
@@ -146,8 +146,8 @@ class BootstrapMeasure(Replicated, IncompleteMeasure):
     Their intervals (``p5``/``p95``, ``evaluate(..., interval=0.9)``, ``--interval``) are the spread of the
     replicates *under the prior*, not error bars for the complete-judgment value: on TREC-COVID round 1,
     90 % intervals of ``BootAP@100`` contained it for 0 % of the runs with the pool+run prior and 16 % with
-    ``prior=predicted`` (``BootNDCG@10``: 12 % / 27 %; README, "Automatic labels on TREC-COVID,
-    measured"). For error bars, judge a probability sample: :func:`ir_incomplete.judging.sample` and
+    ``prior=predicted`` (``BootNDCG@10``: 12 % / 27 %; the manual, docs/measured.rst, "Automatic labels on
+    TREC-COVID, measured"). For error bars, judge a probability sample: :func:`ir_incomplete.judging.sample` and
     :func:`ir_incomplete.estimate` (``ir_incomplete sample`` / ``estimate``).
     """
 

@@ -6,16 +6,43 @@ Each measure names a *design* (``design='design.tsv'``: the probability sample o
 :func:`ir_incomplete.judging.sample` drew and :func:`ir_incomplete.judging.write_design` wrote); the
 judgments are the qrels given to the evaluation, which must grade every pair of the design. The value of
 a (run, query) is the design-based estimate of the measure that complete judgments of the design's
-universe (the top ``depth`` of the runs the design was drawn from) would give, from the sampled pairs
-and their inclusion probabilities π. With ``predictions='FILE'`` automatic labels enter as a control
-variate (``control``), never as judgments.
+universe (the top ``depth`` of the runs the design was drawn from, plus the pairs judged already: the
+design's certainty pairs, so every known relevant document counts in R) would give, from the sampled
+pairs and their inclusion probabilities π. With ``predictions='FILE'`` automatic labels enter as a
+control variate (``control``), never as judgments.
+
+The control variate defaults to ``none`` (``labels`` with ``predictions=``), so that every front door,
+``ir_measures`` one run at a time included, gives the same number: ``StatAP(design=...)@k`` equals
+``estimate(..., control="none")``, not :func:`ir_incomplete.estimate`'s own default ``control="auto"``
+(the fitted relevance model), which gives a (nearly) unbiased estimate of the same quantity with
+another value and usually a narrower interval; ``StatAP(design=...,control=model)@k`` gives that one.
 
 :func:`ir_incomplete.evaluate`, the ``ir_incomplete`` command line and :func:`ir_incomplete.compare` see
 every run at once and call :func:`ir_incomplete.estimate` with all of them (``universe="runs"``), so that
 every control variate works and ``interval=`` gives each run mean its design-based interval.
 ``ir_measures`` (``calc_aggregate``, ``iter_calc``, its command) and ``pt.Experiment`` give one run at a
 time: there the estimate is Horvitz–Thompson from the design alone (``universe="design"``, control
-``none``), and ``predictions=``/``control=`` are refused with ``estimate()``'s error.
+``none``), and ``predictions=``/``control=`` are refused with ``estimate()``'s error. They see the run
+without its name, and the design does not list the documents of its universe, so they cannot tell a run
+the design was drawn from from another one: a run that retrieves documents outside the universe (which
+could never be sampled and count as nonrelevant) is flagged only where every run is estimated together
+(column ``outside`` of :func:`ir_incomplete.estimate` and a warning, at the other front doors).
+
+**Default control variate.** Without ``control=`` a measure uses ``none`` (``labels`` with
+``predictions=``), so that every front door gives the same number: ``StatAP(design='d.tsv')@k`` is
+``estimate(runs, qrels, 'd.tsv', 'AP@k', control="none")``. :func:`ir_incomplete.estimate` and the
+``ir_incomplete estimate`` command default to the fitted relevance model instead (``control="auto"``:
+``model``, ``labels+model`` with predictions; the same target, usually a narrower interval), so their
+values differ from the measures' unless ``control="none"`` (``--control none``) is given there or
+``control=model`` here; the command says on stderr which control variate it used.
+
+A query of the design where no pair was sampled (a Poisson design records its queries,
+``attrs["topics"]``) is estimated as :func:`ir_incomplete.estimate` does it (Horvitz–Thompson: 0) and
+counts in the run means at every front door, also when the qrels, the judgments of the design's pairs,
+hold no line of it.
+
+The design file (and a ``predictions=`` file) named in a measure is read once per evaluation, so a named
+pipe works.
 """
 
 from __future__ import annotations
@@ -41,7 +68,8 @@ __all__ = [
     "DESIGN_CONTROLS",
 ]
 
-#: the control variates a Stat* measure takes (its default: ``labels`` with ``predictions=``, else ``none``)
+#: the control variates a Stat* measure takes (its default: ``labels`` with ``predictions=``, else ``none``,
+#: not :func:`ir_incomplete.estimate`'s ``auto``: see :meth:`DesignMeasure.control`)
 DESIGN_CONTROLS = ("none", "labels", "model", "labels+model")
 
 _COMMON: dict[str, ParamInfo] = {
@@ -62,8 +90,12 @@ _COMMON: dict[str, ParamInfo] = {
         str,
         default=NOT_PROVIDED,
         choices=DESIGN_CONTROLS,
-        desc="control variate of the difference estimator (default: labels with predictions=, else none); "
-        "other than none only where every run is estimated together",
+        desc="control variate of the difference estimator: none (Horvitz-Thompson; the default without "
+        "predictions=), labels (the default with predictions=), model, labels+model; other than none only where "
+        "every run is estimated together. Not the default of ir_incomplete.estimate and of the estimate command "
+        "(the fitted model, labels+model with predictions): none is the one every front door can compute, "
+        "ir_measures and pt.Experiment one run at a time included, so each gives the same number, that of "
+        "estimate(..., control='none')",
     ),
 }
 _REL = Param(int, default=1, minimum=1, desc="minimum grade that counts as relevant (inclusive)")
@@ -101,7 +133,14 @@ class DesignMeasure(IncompleteMeasure):
             )
 
     def control(self) -> str:
-        """The control variate: the one given, else ``labels`` with predictions and ``none`` without."""
+        """The control variate: the one given, else ``labels`` with predictions and ``none`` without.
+
+        Not :func:`ir_incomplete.estimate`'s default (``control="auto"``: the fitted relevance model,
+        ``labels+model`` with predictions, which the ``estimate`` command uses too): ``none`` is the one
+        control variate that ``ir_measures`` and ``pt.Experiment``, which see one run at a time, can
+        compute, so ``StatAP(design='d.tsv')@k`` gives the same number at every front door, that of
+        ``estimate(runs, qrels, 'd.tsv', 'AP@k', control="none")``; ``control=model`` asks for the
+        fitted model where every run is estimated together."""
         given = self.get("control")
         if given is not None:
             return given
@@ -228,8 +267,8 @@ class DesignR(DesignMeasure):
         R ≈ Σ_{u ∈ universe of the topic} ŷ_u
 
     y = [grade ≥ rel]. It estimates the number of relevant documents among the design's universe (the
-    runs' top ``depth``) that complete judgments would find, whatever the run: the same value for every
-    run. See :mod:`ir_incomplete.estimation`.
+    runs' top ``depth`` plus the pairs judged already) that complete judgments would find, whatever the
+    run: the same value for every run. See :mod:`ir_incomplete.estimation`.
     """
 
     __name__ = "StatR"

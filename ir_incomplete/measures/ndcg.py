@@ -417,7 +417,7 @@ class BootstrappedNDCG(Replicated, _CutoffAlwaysShown):
     Its intervals (percentiles of the replicates: ``evaluate(..., interval=0.9)``, ``--interval``) are the
     spread of nDCG *under the prior*, not error bars for the complete-judgment value: on TREC-COVID round
     1, 90 % intervals of ``BootNDCG@10`` contained it for 12 % of the runs with the pool+run prior and 27 %
-    with ``prior=predicted`` (README, "Automatic labels on TREC-COVID, measured"). For error bars, judge a
+    with ``prior=predicted`` (the manual, docs/measured.rst). For error bars, judge a
     probability sample: :func:`ir_incomplete.judging.sample` and :func:`ir_incomplete.estimate`
     (``ir_incomplete sample`` / ``estimate``).
 

@@ -37,14 +37,3 @@ __all__ = [
     "DEFAULT_B",
     "DEFAULT_SEED",
 ]
-
-
-def __getattr__(name: str):
-    """``compare_main``, the ``ir_incomplete compare`` command, lives in :mod:`ir_incomplete.cli.compare`
-    (``main``); the old name is kept, found when it is asked for (the library does not import the
-    command line)."""
-    if name == "compare_main":
-        import importlib
-
-        return importlib.import_module("ir_incomplete.cli.compare").main
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ir_incomplete.data.named_files import read_once_per_call
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -212,9 +214,14 @@ def _summed(measures) -> set[str]:
     return {repr(m) for m in measures if isinstance(m.aggregator(), SumAgg)}
 
 
-def _measure_block(wide: pd.DataFrame, name: str, names: list[str], topics: str) -> pd.DataFrame:
-    """runs × topics scores of one measure, restricted to the topics every run has a (finite) value for."""
+def _measure_block(wide: pd.DataFrame, name: str, names: list[str], topics: str, reported: Any = None) -> pd.DataFrame:
+    """runs × topics scores of one measure, restricted to the topics every run has a (finite) value for.
+    ``reported``: the topics the evaluation reports for this measure (a design-based measure reports the
+    design's queries, also those the qrels do not judge; the other measures the qrels' queries), so
+    that one measure's topics are not taken for another's missing values."""
     block = wide.loc[name].reindex(index=names)
+    if reported is not None:
+        block = block.loc[:, block.columns.isin(reported)]
     present = np.isfinite(block.to_numpy(dtype=np.float64))
     complete = present.all(axis=0)
     if not complete.all() and topics == "qrels":
@@ -233,6 +240,7 @@ def _measure_block(wide: pd.DataFrame, name: str, names: list[str], topics: str)
     return block
 
 
+@read_once_per_call  # a file named in a measure string (design=, predictions=) is read once: a named pipe works
 def compare(
     runs: Any,
     qrels: Any,
@@ -323,8 +331,9 @@ def compare(
     ``p_adjusted < alpha``; with Holm's the Bonferroni intervals, so it can be False where ``p_adjusted < alpha``;
     with ``fdr_bh`` the level ``1 − R·alpha/m``); ``effect_size``
     stays Cohen's d_z of the per-topic estimates; ``value``, ``value_a``, ``value_b`` are the
-    estimated means. ``table.attrs["design_measures"]`` lists them (:func:`format_report` says so in
-    its notes). ``topics="run"`` is refused for them.
+    estimated means, over the design's queries (``topics``: their number, also counting a query where no
+    pair was sampled, which the qrels need not hold). ``table.attrs["design_measures"]`` lists them
+    (:func:`format_report` says so in its notes). ``topics="run"`` is refused for them.
 
     Two runs with the same score on every compared topic get p = 1 (scipy's t and Wilcoxon tests give
     NaN there, 0/0). ``table.attrs`` records ``test, correction, alpha, B, seed`` (None for the t and
@@ -372,12 +381,13 @@ def compare(
         topics=topics,
     )
     wide = per_query.set_index(["measure", "run", "query_id"])["value"].unstack("query_id")
+    reported = per_query.groupby("measure", sort=False)["query_id"].unique() if design else None
     summed = _summed(measures)
     position = {run: k for k, run in enumerate(names)}
     frames = []
     for measure in measures:
         name = repr(measure)
-        block = _measure_block(wide, name, names, topics)
+        block = _measure_block(wide, name, names, topics, None if reported is None else reported[name])
         values = block.to_numpy(dtype=np.float64)
         n_topics = values.shape[1]
         run_values = values.sum(axis=1) if name in summed else values.mean(axis=1)

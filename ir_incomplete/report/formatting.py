@@ -130,14 +130,16 @@ def _note(table: pd.DataFrame, mode: str, baseline: str, latex: bool) -> str:
                 kind = "comparisons with the baseline" if mode == "baseline" else "pairs of runs"
                 how += f" over the {family} {kind} per measure"
     alpha = attrs.get("alpha")
+    # in LaTeX the inequality is mathematics ($p < 0.05$): a bare "<" in text mode is another glyph in
+    # the OT1 encoding, and "p_adjusted" an error
     if not isinstance(alpha, float):
         level = "the table's significant column"
     elif "correction" in attrs and attrs["correction"] is None:
-        level = f"p < {alpha:g}"
+        level = f"$p < {alpha:g}$" if latex else f"p < {alpha:g}"
     elif "correction" in attrs:
-        level = f"adjusted p < {alpha:g}"
+        level = f"adjusted $p < {alpha:g}$" if latex else f"adjusted p < {alpha:g}"
     else:
-        level = f"p_adjusted < {alpha:g}"
+        level = f"$p_{{\\mathrm{{adjusted}}}} < {alpha:g}$" if latex else f"p_adjusted < {alpha:g}"
     counts = sorted(set(table["topics"].astype(int)))
     topic_text = f"{counts[0]} topics" if len(counts) == 1 else f"{counts[0]}–{counts[-1]} topics per measure"
     if mode == "baseline":
@@ -157,7 +159,7 @@ def _note(table: pd.DataFrame, mode: str, baseline: str, latex: bool) -> str:
         names = ", ".join(_latex_escape(m) if latex else _markdown_escape(m) for m in design)
         detail += (
             f"; for {names}: the design-based interval of the difference at the level of the intervals "
-            "excludes 0 (ir_incomplete.estimate)"
+            f"excludes 0 ({_latex_escape('ir_incomplete.estimate') if latex else 'ir_incomplete.estimate'})"
         )
     return f"{what}{detail}; bold: the highest value per measure; {topic_text}."
 
@@ -221,20 +223,32 @@ def _difference_note(table: pd.DataFrame, levels: list[float], latex: bool) -> s
     if len(levels) == 1:
         level = f"{100 * levels[0]:.4g}{percent}"
     else:
-        level = f"{100 * levels[0]:.4g}–{100 * levels[-1]:.4g}{percent} (per measure: the ci_level column)"
+        column = "ci\\_level" if latex else "ci_level"
+        level = f"{100 * levels[0]:.4g}–{100 * levels[-1]:.4g}{percent} (per measure: the {column} column)"
     correction = table.attrs.get("correction")
     why = ""
+    # LaTeX: the levels are mathematics (a text-mode "−" or "_" stops pdflatex)
     if correction in ("bonferroni", "holm"):
-        why = f", the Bonferroni level 1 − alpha/{table.attrs.get('comparisons', 'm')} of the family"
+        m = table.attrs.get("comparisons", "m")
+        why = (
+            f", the Bonferroni level $1 - \\alpha/{m}$ of the family"
+            if latex
+            else f", the Bonferroni level 1 − alpha/{m} of the family"
+        )
     elif correction == "fdr_bh":
-        why = ", the false-coverage-rate level 1 − R·alpha/m of Benjamini & Yekutieli"
+        why = (
+            ", the false-coverage-rate level $1 - R\\alpha/m$ of Benjamini \\& Yekutieli"
+            if latex
+            else ", the false-coverage-rate level 1 − R·alpha/m of Benjamini & Yekutieli"
+        )
     dz = "$d_z$" if latex else "d_z"
     design = table.attrs.get("design_measures")
     interval = "paired t confidence interval"
     if design:
         escape = _latex_escape if latex else _markdown_escape
         interval += (
-            f" (for {', '.join(escape(m) for m in design)}: the design-based interval of ir_incomplete.estimate)"
+            f" (for {', '.join(escape(m) for m in design)}: the design-based interval of "
+            f"{escape('ir_incomplete.estimate') if latex else 'ir_incomplete.estimate'})"
         )
     return (
         f"Difference of the means with its {level} {interval}{why}; "
@@ -269,7 +283,9 @@ def format_report(
       (``ac``), numbers separated by commas (``3,12,27``); a significant pair with equal values marks
       neither run.
 
-    The note reads "p < alpha" without a correction and "adjusted p < alpha" with one.
+    The note reads "p < alpha" without a correction and "adjusted p < alpha" with one; in LaTeX the
+    inequality is set in math mode (``$p < 0.05$``, ``adjusted $p < 0.05$``), as are the levels of the
+    differences note (``$1 - \\alpha/m$``).
 
     ``differences=True`` adds a second table (markdown: under the note; LaTeX: a second ``table``
     labelled ``label + ":differences"``): one row per comparison (each run minus the baseline, or

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ir_incomplete.robustness._files import atomic_write
+from ir_incomplete.data.files import atomic_write
 
 __all__ = ["CellStore", "fingerprint"]
 
@@ -131,7 +131,8 @@ class CellStore:
         """The finished cell ``key`` as ``(means, per_topic)``, or None when it is not on disk (or not
         readable, or not this cell)."""
         try:
-            with np.load(self.path(key), allow_pickle=False) as data:
+            # the file is opened here, not by np.load, which leaves it open when it is not a zip file
+            with open(self.path(key), "rb") as handle, np.load(handle, allow_pickle=False) as data:
                 means, per_topic = data["means"], data["per_topic"]
                 stored, stored_seed = data["key"], data["seed"]
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
