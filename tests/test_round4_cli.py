@@ -84,7 +84,7 @@ COMMANDS = {
     "judge-next": ["judge-next", "--runs", "runs", "--qrels", "some", "--budget", "5"],
     "ppi": ["ppi", "human", "labels", "run0", "run1", "AP@10"],
     "sample": ["sample", "runs", "--budget", "10", "--depth", "10"],
-    "estimate": ["estimate", "full", "design", "runs", "AP@10"],
+    "estimate": ["estimate", "full", "design", "runs", "AP@10", "--control", "model"],
     "robustness": [
         "robustness",
         *("--qrels", "full", "--runs", "runs", "--measures", "AP", "--method", "depth", "--levels", "5"),
@@ -286,7 +286,7 @@ def _without_arguments(design: str) -> list[str]:
 
 
 def test_estimate_takes_progress_and_the_values_do_not_change(files, capsys):
-    base = ["estimate", files["full"], files["design"], files["runs"], *MEASURES, "-p", "-1"]
+    base = ["estimate", files["full"], files["design"], files["runs"], *MEASURES, "-p", "-1", "--control", "model"]
     assert main([*base, "--no-progress"]) == 0
     quiet, err = capsys.readouterr()
     assert err == ""

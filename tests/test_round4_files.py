@@ -429,7 +429,7 @@ def test_trec_covid_round1_plus_new_judgments_on_the_command_line(tmp_path, caps
     new["relevance"] = new["relevance"].fillna(0).astype(int)
     new_path = _qrels_file(tmp_path / "new.qrels", new)
     both_path = _qrels_file(tmp_path / "both.qrels", pd.concat([read_trec_qrels(round1), new]))
-    tail = [design_path, str(folder), "AP@20", "nDCG@10", "--control", "none"]
+    tail = [design_path, str(folder), "AP@20", "nDCG@10", "--control", "none", "-p", "-1"]
     capsys.readouterr()
     assert main(["estimate", round1, *tail, "-j", new_path]) == 0
     combined = capsys.readouterr().out
