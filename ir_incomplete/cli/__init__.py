@@ -192,8 +192,15 @@ def console_main() -> int:
 
     An evaluation also asks numpy for ordinary pages instead of transparent huge pages
     (:func:`_small_pages`) and keeps freed memory for reuse (:func:`_reuse_freed_memory`).
-    Atexit handlers and ``finally`` blocks still run."""
+    Atexit handlers and ``finally`` blocks still run, except after Ctrl-C while a background thread (a
+    file read ahead, a named pipe waited for) is still at work: the process then ends at once with exit
+    130 (``os._exit``, stdout and stderr flushed first), because finalising the interpreter under a
+    thread that runs inside pandas or pyarrow can crash it (SIGSEGV instead of 130)."""
     import gc
+    import os
+    import threading
+
+    from ir_incomplete.cli.common import EXIT_INTERRUPTED
 
     argv = sys.argv[1:]
     if not (argv and argv[0] in SUBCOMMANDS):
@@ -201,6 +208,13 @@ def console_main() -> int:
         _small_pages()
         _reuse_freed_memory()
     status = main(argv)
+    if status == EXIT_INTERRUPTED and threading.active_count() > 1:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(status)
     gc.freeze()
     return status
 

@@ -285,21 +285,29 @@ def discard_stdout() -> None:
         pass
 
 
-def flush_stdout() -> int:
-    """Flush stdout: 0, or :data:`EXIT_OUTPUT` quietly for a closed pipe (``ir_incomplete ... | head``);
-    any other failure (a full disk, an I/O error) is an :class:`OutputError`. Either way stdout is then
-    discarded (:func:`discard_stdout`)."""
+def _to_stdout(action: Callable[[], object], missing_ok: bool = False) -> int:
+    """Run ``action`` (a write or flush of stdout): 0, or :data:`EXIT_OUTPUT` quietly for a closed pipe
+    (``ir_incomplete ... | head``); any other failure (a full disk, an I/O error) is an
+    :class:`OutputError`. Either way stdout is then discarded (:func:`discard_stdout`). ``missing_ok``: no
+    stdout (``None``) or a closed one is not an error (nothing was buffered for it)."""
     try:
-        sys.stdout.flush()
+        action()
     except BrokenPipeError:
         discard_stdout()
         return EXIT_OUTPUT
     except OSError as exc:
         discard_stdout()
         raise output_error(exc) from None
-    except (ValueError, AttributeError):  # no stdout (None) or a closed one: nothing was buffered for it
-        pass
+    except (ValueError, AttributeError):
+        if not missing_ok:
+            raise
     return 0
+
+
+def flush_stdout() -> int:
+    """Flush stdout: 0, or :data:`EXIT_OUTPUT` quietly for a closed pipe; any other failure is an
+    :class:`OutputError` (see :func:`_to_stdout`); no stdout or a closed one is not an error."""
+    return _to_stdout(lambda: sys.stdout.flush(), missing_ok=True)
 
 
 def write_lines(lines: list[str]) -> int:
@@ -308,15 +316,9 @@ def write_lines(lines: list[str]) -> int:
     full disk) raises :class:`OutputError`, which :func:`dispatch` reports as one line, exit 1."""
     if not lines:
         return 0
-    try:
-        sys.stdout.write("\n".join(lines) + "\n")
-    except BrokenPipeError:
-        discard_stdout()
-        return EXIT_OUTPUT
-    except OSError as exc:
-        discard_stdout()
-        raise output_error(exc) from None
-    return flush_stdout()
+    text = "\n".join(lines) + "\n"
+    status = _to_stdout(lambda: sys.stdout.write(text))
+    return status or flush_stdout()
 
 
 def check_input_file(path: str, what: str) -> None:

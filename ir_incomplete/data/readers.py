@@ -20,6 +20,7 @@ import gzip
 import io
 import os
 import stat
+import threading
 import zlib
 from typing import TYPE_CHECKING, Any
 
@@ -90,8 +91,7 @@ def _read_once(source, kind: str):
         if gz and os.path.isfile(source) and os.path.getsize(source) == 0:
             raise ValueError(f"cannot read {kind} file {name}: truncated or corrupt (an empty file, not gzip data)")
         return source
-    with open(source, "rb") as handle:
-        data = handle.read()
+    data = _read_interruptibly(source)
     if gz or data[:2] == b"\x1f\x8b":
         if not data:
             raise ValueError(f"cannot read {kind} file {name}: truncated or corrupt (an empty stream, not gzip data)")
@@ -101,6 +101,30 @@ def _read_once(source, kind: str):
             detail = " ".join(str(exc).split()) or type(exc).__name__
             raise ValueError(f"cannot read {kind} file {name}: truncated or corrupt ({detail})") from None
     return _Content(name, data)
+
+
+def _read_interruptibly(path) -> bytes:
+    """The whole content of ``path`` (a named pipe, a device), read by a daemon thread while the calling
+    thread waits in steps of 50 ms: a blocking ``open``/``read`` of a pipe whose writer sends nothing is
+    not interrupted by Ctrl-C when the kernel hands SIGINT to another thread of the process (a BLAS or
+    Arrow worker), and the wait would last until the writer ends; the waiting thread sees the signal
+    within a step. After Ctrl-C the reader thread is left blocked (a daemon, it does not hold the exit)."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            with open(path, "rb") as handle:
+                box["data"] = handle.read()
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            box["error"] = exc
+
+    reader = threading.Thread(target=work, name="ir_incomplete-read-once", daemon=True)
+    reader.start()
+    while reader.is_alive():
+        reader.join(0.05)
+    if "error" in box:
+        raise box["error"]
+    return box["data"]
 
 
 def _open_text(source, encoding: str | None = None):
