@@ -16,6 +16,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
+from test_design_measures import _synthetic  # the same synthetic runs, qrels and labels
 
 import ir_incomplete
 from ir_incomplete import compare, estimate, evaluate
@@ -26,24 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 COVID = ROOT.parent / "shared" / "data" / "trec-covid-round1"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 N_TOPICS = 6
-
-
-def _synthetic(n_runs=4, n_topics=N_TOPICS, n_docs=40, seed=1):
-    rng = np.random.default_rng(seed)
-    runs = {}
-    for r in range(n_runs):
-        rows = []
-        for t in range(n_topics):
-            docs = rng.choice(n_docs, size=25, replace=False)
-            rows += [(f"q{t}", f"d{d}", float(100 - i)) for i, d in enumerate(docs)]
-        runs[f"run{r}"] = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
-    grades = rng.choice([0, 0, 0, 1, 2], size=(n_topics, n_docs))
-    qrels = pd.DataFrame(
-        [(f"q{t}", f"d{d}", int(grades[t, d])) for t in range(n_topics) for d in range(n_docs)],
-        columns=["query_id", "doc_id", "relevance"],
-    )
-    noisy = np.where(rng.random(grades.shape) < 0.35, rng.choice([0, 1, 2], size=grades.shape), grades)
-    return runs, qrels, qrels.assign(relevance=noisy.reshape(-1))
 
 
 def _write_trec(folder: Path, runs, qrels) -> tuple[Path, list[Path]]:
