@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ir_incomplete.estimation import read_design
+
 from ir_incomplete.judging import sample
 
 QUERIES = [str(q) for q in range(1, 9)]
@@ -52,3 +54,53 @@ def test_qrels_of_an_earlier_design_with_its_seed_draw_the_budget() -> None:
     new = second[second["stratum"] == "sampled"]
     assert abs(len(new) - 60) < 4 * np.sqrt(60)
 
+
+def _write_run(path, frame: pd.DataFrame, name: str) -> None:
+    lines = [f"{q} Q0 {d} {i + 1} {s} {name}\n" for i, (q, d, s) in enumerate(frame.itertuples(index=False))]
+    path.write_text("".join(lines))
+
+
+@pytest.mark.parametrize("out_flag", ["-o", "--to-judge"])
+@pytest.mark.parametrize("target", ["run", "run in folder", "judgments", "qrels", "previous"])
+def test_sample_refuses_to_write_over_a_file_it_reads(tmp_path, capsys, out_flag: str, target: str) -> None:
+    # -o or --to-judge naming an input replaced the judgments (or a run, the earlier design) by the new design
+    from ir_incomplete.cli import main
+    from ir_incomplete.judging import write_design
+
+    runs = _runs()
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name, frame in runs.items():
+        _write_run(folder / name, frame, name)
+    first = sample(runs, 30, depth=10, seed=1)
+    write_design(first, tmp_path / "d1.tsv")
+    grades = _grades(first)
+    judged = tmp_path / "j1.txt"
+    judged.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in grades.itertuples(index=False)))
+    argv = ["sample", str(folder), "--budget", "20", "--depth", "10"]
+    if target in ("judgments", "previous"):
+        argv += ["--previous", str(tmp_path / "d1.tsv"), "--judgments", str(judged)]
+    if target == "qrels":
+        argv += ["--qrels", str(judged)]
+    victim = {
+        "run": folder / "run0",
+        "run in folder": folder / "run1",
+        "judgments": judged,
+        "qrels": judged,
+        "previous": tmp_path / "d1.tsv",
+    }[target]
+    if target == "run":
+        argv = ["sample", str(victim), str(folder / "run1"), "--budget", "20", "--depth", "10"]
+    before = victim.read_bytes()
+    if out_flag == "-o" and target == "previous":
+        # the new round's design replaces the earlier one (it holds its pairs as judged, pi = 1)
+        assert main([*argv, "-o", str(victim)]) == 0
+        assert read_design(victim).attrs["round"] == 2
+        return
+    argv += [out_flag, str(victim)]
+    if out_flag == "--to-judge":
+        argv += ["-o", str(tmp_path / "new.tsv")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{out_flag} {str(victim)!r} is " in err and "which this command reads" in err
+    assert victim.read_bytes() == before
