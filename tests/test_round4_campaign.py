@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from ir_incomplete.estimation import read_design
-
 from ir_incomplete.judging import sample
 
 QUERIES = [str(q) for q in range(1, 9)]
