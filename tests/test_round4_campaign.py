@@ -103,3 +103,19 @@ def test_sample_refuses_to_write_over_a_file_it_reads(tmp_path, capsys, out_flag
     err = capsys.readouterr().err
     assert f"{out_flag} {str(victim)!r} is " in err and "which this command reads" in err
     assert victim.read_bytes() == before
+
+
+@pytest.mark.parametrize("control", ["auto", "labels", "labels+model"])
+def test_estimate_refuses_predictions_that_match_no_pair_of_the_universe(control: str) -> None:
+    # '01' against '1': the labels matched nothing and were left out; the estimate was the model's,
+    # while the note said labels+model
+    from ir_incomplete.estimation import estimate
+
+    runs = _runs()
+    design = sample(runs, 60, depth=20, seed=1)
+    grades = _grades(design)
+    wrong = grades.assign(query_id="0" + grades["query_id"])
+    with pytest.raises(ValueError, match=r"predictions: none of their \d+ rows is a pair of the design's universe"):
+        estimate(runs, grades, design, ["P@10"], predictions=wrong, control=control)
+    right = estimate(runs, grades, design, ["P@10"], predictions=grades, control=control)
+    assert np.isfinite(right["value"]).all()
