@@ -119,3 +119,12 @@ def test_estimate_refuses_predictions_that_match_no_pair_of_the_universe(control
         estimate(runs, grades, design, ["P@10"], predictions=wrong, control=control)
     right = estimate(runs, grades, design, ["P@10"], predictions=grades, control=control)
     assert np.isfinite(right["value"]).all()
+
+
+def test_simulate_design_names_repeats_as_draws_not_judgments() -> None:
+    from ir_incomplete.judging import simulate_design
+
+    runs = _runs(n_runs=2, length=10)
+    with pytest.raises(ValueError) as info:
+        simulate_design(runs, _grades(sample(runs, 5, depth=5)), dict(budget=5, depth=5), repeats=0)
+    assert str(info.value) == "repeats=0 is out of range; expected an integer >= 1 (draws of the design to simulate)"
