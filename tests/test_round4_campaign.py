@@ -128,3 +128,46 @@ def test_simulate_design_names_repeats_as_draws_not_judgments() -> None:
     with pytest.raises(ValueError) as info:
         simulate_design(runs, _grades(sample(runs, 5, depth=5)), dict(budget=5, depth=5), repeats=0)
     assert str(info.value) == "repeats=0 is out of range; expected an integer >= 1 (draws of the design to simulate)"
+
+
+def _edit(path, line_no: int, column: int, value: str) -> None:
+    lines = path.read_text().split("\n")
+    fields = lines[line_no].split("\t")
+    fields[column] = value
+    lines[line_no] = "\t".join(fields)
+    path.write_text("\n".join(lines))
+
+
+def test_a_design_file_edited_by_hand_is_refused_and_reordered_rows_are_not(tmp_path) -> None:
+    # a pi changed (or a row deleted with the row count corrected) gave other estimates without a word
+    from ir_incomplete.estimation import estimate
+    from ir_incomplete.judging import write_design
+
+    runs = _runs()
+    design = sample(runs, 40, depth=10, seed=2)
+    path = tmp_path / "d.tsv"
+    write_design(design, path)
+    lines = path.read_text().split("\n")
+    header = next(i for i, line in enumerate(lines) if line.startswith("query_id"))
+    first = header + 1
+    grades = _grades(design)
+    base = estimate(runs, grades, str(path), ["AP@10"], control="none")
+
+    shuffled = tmp_path / "shuffled.tsv"
+    body = lines[first:-1]
+    shuffled.write_text("\n".join([*lines[:first], *body[::-1], ""]))
+    again = estimate(runs, grades, str(shuffled), ["AP@10"], control="none")
+    np.testing.assert_array_equal(again["value"].to_numpy(), base["value"].to_numpy())
+
+    pi = float(lines[first].split("\t")[2])
+    for column, value in ((2, repr(min(1.0, pi * 2))), (3, "other"), (1, "d999")):
+        edited = tmp_path / f"edited{column}.tsv"
+        edited.write_text(path.read_text())
+        _edit(edited, first, column, value)
+        with pytest.raises(ValueError, match="its rows are not those write_design wrote"):
+            read_design(str(edited))
+    deleted = tmp_path / "deleted.tsv"
+    head = lines[0].replace(f'"rows": {len(design)}', f'"rows": {len(design) - 1}')
+    deleted.write_text("\n".join([head, *lines[1:first], *lines[first + 1 :]]))
+    with pytest.raises(ValueError, match="its rows are not those write_design wrote"):
+        read_design(str(deleted))
