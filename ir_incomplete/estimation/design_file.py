@@ -427,10 +427,11 @@ def _grades(judgments: Any, design: pd.DataFrame) -> np.ndarray:
 def design_text(design: Any, comments: Sequence[str] = ()) -> str:
     """The text of a design file (what :func:`write_design` writes): a first line ``# design {json}``
     with the design's settings (``attrs``, keys sorted), ``rows``, the number of its rows, and
-    ``rows_sha256``, their digest (:func:`rows_digest`; what :func:`read_design` checks), then ``comments`` (each a line, ``# `` put before one that does not
-    start with ``#``), then the tab-separated table with a column line; ``pi`` written with 17
-    significant digits (it reads back to the same float); every line ends with ``\\n``. Ids holding a
-    tab, a newline or a carriage return are refused: they would not read back."""
+    ``rows_sha256``, their digest (:func:`rows_digest`; what :func:`read_design` checks), then
+    ``comments`` (each a line, ``# `` put before one that does not start with ``#``), then the
+    tab-separated table with a column line; ``pi`` written with 17 significant digits (it reads back
+    to the same float); every line ends with ``\\n``. Ids holding a tab, a newline or a carriage
+    return are refused: they would not read back."""
     import json
 
     frame = read_design(design)
