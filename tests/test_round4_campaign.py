@@ -171,3 +171,20 @@ def test_a_design_file_edited_by_hand_is_refused_and_reordered_rows_are_not(tmp_
     deleted.write_text("\n".join([head, *lines[1:first], *lines[first + 1 :]]))
     with pytest.raises(ValueError, match="its rows are not those write_design wrote"):
         read_design(str(deleted))
+
+
+def test_a_stat_measure_names_the_design_file_once(tmp_path) -> None:
+    from ir_incomplete import evaluate
+    from ir_incomplete.judging import write_design
+
+    runs = _runs(n_runs=2, length=10)
+    design = sample(runs, 10, depth=5, seed=0)
+    path = tmp_path / "d.tsv"
+    write_design(design, path)
+    text = path.read_text().split("\n")
+    path.write_text("\n".join([text[0].replace(f'"rows": {len(design)}', '"rows": 999'), *text[1:]]))
+    measure = f"StatP(design='{path}')@5"
+    with pytest.raises(ValueError) as info:
+        evaluate(runs, _grades(design), [measure])
+    assert str(info.value).startswith(f"{measure}: design file {str(path)!r} holds {len(design)} rows")
+    assert str(info.value).count("design file") == 1
