@@ -97,7 +97,9 @@ def _read_measure_design(measure: DesignMeasure):
         reason = exc.strerror or str(exc)
         raise ValueError(f"{measure!r}: cannot read the design file {path!r}: {reason}") from None
     except (ValueError, TypeError) as exc:
-        raise ValueError(f"{measure!r}: design file {path!r}: {exc}") from None
+        said = str(exc)  # read_design's messages about the file name it already
+        where = "" if said.startswith("design file ") else f"design file {path!r}: "
+        raise ValueError(f"{measure!r}: {where}{said}") from None
 
 
 def _check_topics(measure: DesignMeasure, frame, qrels: Qrels) -> None:

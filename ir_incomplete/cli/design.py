@@ -312,6 +312,29 @@ def _same_file(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _refuse_inputs_as_outputs(args: argparse.Namespace, runs: Sequence[str]) -> None:
+    """``CliError`` when ``-o`` or ``--to-judge`` names a file the command reads (a run, a run inside a
+    folder of runs, ``--qrels``, ``--predictions``, ``--judgments``; ``--previous`` for ``--to-judge``):
+    writing it would replace judgments or runs by the design. ``-o`` may name ``--previous``: the new
+    design holds the earlier round's pairs (judged, pi = 1) and replaces it once written."""
+    inputs = [(f"run {p!r}", p) for p in runs]
+    inputs += [("--qrels", args.qrels), ("--predictions", args.predictions), ("--previous", args.previous)]
+    inputs += [("--judgments", p) for p in args.judgments or []]
+    for flag, out in (("-o", args.output), ("--to-judge", args.to_judge)):
+        if out is None or not os.path.exists(out):
+            continue
+        for name, path in inputs:
+            if path is None or (flag == "-o" and name == "--previous"):
+                continue
+            inside = os.path.isdir(path) and os.path.samefile(os.path.dirname(os.path.abspath(out)), path)
+            if inside or _same_file(out, path):
+                what = f"a file in the folder of {name}" if inside else f"the file of {name}"
+                raise CliError(
+                    f"{flag} {out!r} is {what}, which this command reads: writing it would replace it; "
+                    f"give {flag} another file"
+                )
+
+
 def _sample(args: argparse.Namespace, argv: Sequence[str]) -> tuple[str, str | None]:
     from ir_incomplete.judging import sample
 
@@ -335,6 +358,7 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> tuple[str, str | N
         raise CliError(f"--uniform {args.uniform} is not a share in [0, 1] (e.g. 0.1)")
     if args.strata < 1:
         raise CliError(f"--strata {args.strata} is not valid; expected a number of groups >= 1")
+    _refuse_inputs_as_outputs(args, paths)
     if args.to_judge is not None:
         if args.output is not None and _same_file(args.to_judge, args.output):
             raise CliError(

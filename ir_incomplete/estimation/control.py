@@ -49,13 +49,32 @@ def check_scale(frame: pd.DataFrame, grade: np.ndarray, unit: np.ndarray, levels
 
 
 def _predicted(universe: Universe, predictions: Any, levels: np.ndarray) -> np.ndarray:
-    """The predicted grade of every unit (``-1``: none), checked against the judged scale."""
+    """The predicted grade of every unit (``-1``: none), checked against the judged scale. ``ValueError``
+    when no prediction is of a universe pair (other query or document ids, e.g. ``'01'`` against ``'1'``):
+    the labels would be left out of the control variate without a word."""
     frame, grade, unit = unit_predictions(universe, predictions)
+    if not (unit >= 0).any():
+        example = (
+            f" (e.g. ({frame['query_id'].iloc[0]}, {frame['doc_id'].iloc[0]}); the predictions' queries "
+            f"{_some(pd.unique(frame['query_id'].astype(str)))}, the universe's {_some(universe.topic_ids)})"
+            if len(frame)
+            else ""
+        )
+        raise ValueError(
+            f"predictions: none of their {len(frame)} rows is a pair of the design's universe (the runs' top depth "
+            f"and the pairs judged already){example}: they would not enter the control variate; check the query "
+            f"and document ids (e.g. '01' against '1'), or leave predictions out"
+        )
     check_scale(frame, grade, unit, levels)
     out = np.full(universe.n_units, -1, dtype=np.int64)
     ok = unit >= 0
     out[unit[ok]] = np.searchsorted(levels, grade[ok])
     return out
+
+
+def _some(ids: Any, n: int = 3) -> str:
+    ids = [str(i) for i in ids]
+    return ", ".join(repr(i) for i in ids[:n]) + (", ..." if len(ids) > n else "")
 
 
 def _cells(universe: Universe, control: str, predicted: np.ndarray | None) -> np.ndarray:

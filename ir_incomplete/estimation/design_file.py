@@ -39,6 +39,27 @@ def _plain_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+#: the settings' key of the rows' digest (:func:`rows_digest`), the file's record like ``rows``
+ROWS_DIGEST = "rows_sha256"
+
+
+def rows_digest(design: pd.DataFrame) -> str:
+    """SHA-256 of a design's rows in the order of (``query_id``, ``doc_id``) as text: one line
+    ``query_id \t doc_id \t pi \t stratum \t stratum_id`` each (``pi`` as :meth:`float.hex`, exact; a
+    column the design lacks as an empty field). The order of the rows does not change it; a pi, a pair,
+    a stratum or a row added or removed does."""
+    import hashlib
+
+    cols = [design["query_id"].astype(str), design["doc_id"].astype(str)]
+    pi = pd.to_numeric(design["pi"], errors="coerce").to_numpy(dtype=float)
+    cols.append(pd.Series([float(v).hex() for v in pi], index=design.index, dtype=object))
+    for extra in ("stratum", "stratum_id"):
+        cols.append(design[extra].astype(str) if extra in design.columns else pd.Series("", index=design.index))
+    table = pd.concat(cols, axis=1, keys=range(len(cols))).sort_values([0, 1], kind="stable")
+    text = table[0].str.cat([table[i] for i in range(1, len(cols))], sep="\t")
+    return hashlib.sha256("".join(line + "\n" for line in text).encode("utf-8")).hexdigest()
+
+
 def read_design(design: Any) -> pd.DataFrame:
     """A design as a DataFrame ``query_id, doc_id, pi`` (plus any other columns, e.g. ``round``), ids as
     ``str``; ``attrs`` keep ``depth``, ``runs``, ``seed`` and the rest of what :func:`sample` recorded.
@@ -56,6 +77,9 @@ def read_design(design: Any) -> pd.DataFrame:
       it was cut off inside that line: a ``pi`` may have lost digits). ``rows`` is the file's, not a
       setting: it is not kept in ``attrs``. A file without it (an older or hand-made one) is read
       without these two checks;
+    * when the settings record ``rows_sha256`` (:func:`rows_digest`; every file :func:`write_design`
+      writes does), the rows read have that digest: a pi, a pair, a stratum changed by hand or a row
+      deleted is refused (the order of the rows may change). Like ``rows``, not kept in ``attrs``;
     * ``pi`` in (0, 1], each pair once, certainty rows with ``pi = 1``;
     * rows that carry ``stratum_id`` (a fixed-size stratified design) need the settings
       ``design="stratified"`` and ``strata``: without them the design would be estimated as a Poisson
@@ -63,12 +87,15 @@ def read_design(design: Any) -> pd.DataFrame:
     """
     name = None  # the file's name in messages (None: a DataFrame)
     line_of: list[int] = []  # file line of each data row
+    digest = None  # the rows' digest the file records
     if isinstance(design, pd.DataFrame):
         frame = design
         attrs = dict(design.attrs)
         attrs.pop("rows", None)
+        attrs.pop(ROWS_DIGEST, None)
     else:
         frame, attrs, name, line_of = _read_design_file(design)
+        digest = attrs.pop(ROWS_DIGEST, None)
 
     def row(i: int) -> str:
         return f"design row {i}" if name is None else f"design file {name!r} line {line_of[i]}"
@@ -123,6 +150,13 @@ def read_design(design: Any) -> pd.DataFrame:
         )
     if kind == "stratified":
         out["stratum_id"] = _check_strata(out, attrs)
+    if digest is not None and digest != rows_digest(out):
+        raise ValueError(
+            f"design file {name!r}: its rows are not those write_design wrote (their digest differs from the "
+            f"{ROWS_DIGEST!r} of its '# design' line): a pi, a pair, a stratum or a row was changed by hand, and "
+            f"estimates from changed inclusion probabilities are wrong; use the file as it was written, or draw a "
+            f"new design"
+        )
     out.attrs = attrs
     return out
 
@@ -392,11 +426,12 @@ def _grades(judgments: Any, design: pd.DataFrame) -> np.ndarray:
 
 def design_text(design: Any, comments: Sequence[str] = ()) -> str:
     """The text of a design file (what :func:`write_design` writes): a first line ``# design {json}``
-    with the design's settings (``attrs``, keys sorted) and ``rows``, the number of its rows (what
-    :func:`read_design` checks), then ``comments`` (each a line, ``# `` put before one that does not
-    start with ``#``), then the tab-separated table with a column line; ``pi`` written with 17
-    significant digits (it reads back to the same float); every line ends with ``\\n``. Ids holding a
-    tab, a newline or a carriage return are refused: they would not read back."""
+    with the design's settings (``attrs``, keys sorted), ``rows``, the number of its rows, and
+    ``rows_sha256``, their digest (:func:`rows_digest`; what :func:`read_design` checks), then
+    ``comments`` (each a line, ``# `` put before one that does not start with ``#``), then the
+    tab-separated table with a column line; ``pi`` written with 17 significant digits (it reads back
+    to the same float); every line ends with ``\\n``. Ids holding a tab, a newline or a carriage
+    return are refused: they would not read back."""
     import json
 
     frame = read_design(design)
@@ -414,7 +449,7 @@ def design_text(design: Any, comments: Sequence[str] = ()) -> str:
         if not isinstance(comment, str) or "\n" in comment or "\r" in comment:
             raise ValueError(f"comment {comment!r} is not one line of text")
         lines.append((comment if comment.startswith("#") else "# " + comment) + "\n")
-    settings = {**frame.attrs, "rows": len(frame)}
+    settings = {**frame.attrs, "rows": len(frame), ROWS_DIGEST: rows_digest(frame)}
     head = "# design " + json.dumps(settings, sort_keys=True) + "\n"
     body = frame.to_csv(sep="\t", index=False, float_format="%.17g", lineterminator="\n")
     return head + "".join(lines) + body

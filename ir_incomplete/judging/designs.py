@@ -78,7 +78,10 @@ Seeded: the same inputs and seed give the same design, bit for bit. The uniform 
 to the pairs in the *canonical pair order* — topics in natural order (``2`` before ``10``), then document
 ids in string order — and every tie (the priority pool, the strata's boundaries) and every sum follows
 it, so the design depends on the set of runs, not on their order nor on the order of their rows
-(``attrs["runs"]`` lists them sorted).
+(``attrs["runs"]`` lists them sorted). They come from ``numpy.random.default_rng(seed)``; a design with
+pairs judged already (``qrels``, ``previous``) takes them from
+``numpy.random.SeedSequence([seed, round, number of judged pairs])`` instead, so that a new round drawn
+with the seed of the design its judgments came from draws each pair independently of that design.
 
 **The universe record.** ``attrs`` hold ``universe_hash``, the SHA-256 of the lines
 ``"{query_id}\\t{doc_id}\\n"`` of the runs' top-``depth`` pairs in the canonical order (certainty pairs
@@ -552,6 +555,11 @@ def _sample(
         q[open_units] = q_open
         pi[open_units] = inclusion_probabilities(q_open, rest)
         _refuse_tiny(pi[open_units], open_units, rest, uniform, universe)
+    if len(known):
+        # a design on top of judged pairs deals its own random numbers: with the stream of the seed alone,
+        # a new round drawn with the seed of the round its judged pairs came from would reuse each pair's
+        # number (u >= pi_1 for every pair left), draw a pair with probability (pi - pi_1)/(1 - pi_1), not pi
+        rng = np.random.default_rng(np.random.SeedSequence([seed, round_no, len(known)]))
     draw = np.empty(n)
     draw[canon] = rng.random(n)
     if design == "stratified":

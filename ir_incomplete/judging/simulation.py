@@ -26,7 +26,13 @@ import numpy as np
 import pandas as pd
 
 from ir_incomplete._progress import check_progress, progress_bar
-from ir_incomplete.judging._candidates import Candidates, _judgment_frame, check_budget, is_empty_qrels
+from ir_incomplete.judging._candidates import (
+    Candidates,
+    _judgment_frame,
+    check_budget,
+    check_positive_int,
+    is_empty_qrels,
+)
 
 __all__ = ["simulate", "simulate_design", "plot_simulation", "DEFAULT_MEASURES", "CURVE_STATISTICS", "DESIGN_KEYS"]
 
@@ -418,7 +424,7 @@ def simulate_design(
     from ir_incomplete.robustness.compare import kendall_tau, tau_ap
 
     settings = _check_design(design)
-    repeats = check_budget(repeats, "repeats")
+    repeats = check_positive_int(repeats, "repeats", " (draws of the design to simulate)")
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed={seed!r} is not valid; expected an integer >= 0")
     check_progress(progress)
