@@ -200,3 +200,8 @@ def calls_into_c(fn, limit: int):
     finally:
         sys.setprofile(previous)
     return result, count
+
+
+#: for tests of tiny designs whose estimates warn that an interval of width 0 does not hold (the warning
+#: of ir_incomplete.estimate, asserted in test_round4_campaign.py); those tests check the values
+ZERO_WIDTH_ALLOWED = pytest.mark.filterwarnings("ignore:.*have an interval of width 0:UserWarning")

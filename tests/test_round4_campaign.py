@@ -3,6 +3,8 @@ with the seed of the round before, output files that are inputs of the same comm
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -188,3 +190,27 @@ def test_a_stat_measure_names_the_design_file_once(tmp_path) -> None:
         evaluate(runs, _grades(design), [measure])
     assert str(info.value).startswith(f"{measure}: design file {str(path)!r} holds {len(design)} rows")
     assert str(info.value).count("design file") == 1
+
+
+def test_an_interval_of_width_0_over_pairs_nobody_judged_warns() -> None:
+    """Two random pairs over three topics: no sampled pair is relevant, the variance estimate is 0 and the
+    interval has width 0 around a value that misses the truth; it is printed with a warning now (it was
+    silent). A census has width 0 too, rightly: nothing is left unjudged, and nothing is said."""
+    from ir_incomplete import estimate
+
+    runs = {
+        name: pd.DataFrame([(q, f"{name}{q}", 1.0) for q in ("1", "2", "3")], columns=["query_id", "doc_id", "score"])
+        for name in ("a", "b", "c")
+    }
+    design = sample(runs, 2, depth=1, seed=0)
+    judged = pd.DataFrame({"query_id": design["query_id"], "doc_id": design["doc_id"], "relevance": 0})
+    with pytest.warns(UserWarning, match=r"^3 run mean\(s\) have an interval of width 0 although their top k holds"):
+        out = estimate(runs, judged, design, ["P@1"], control="none")
+    assert (out["se"] == 0).all() and (out["lo"] == out["hi"]).all()
+    census = sample(runs, 9, depth=1, seed=0)
+    assert (census["pi"] == 1).all()
+    graded = pd.DataFrame({"query_id": census["query_id"], "doc_id": census["doc_id"], "relevance": 1})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = estimate(runs, graded, census, ["P@1"], control="none")
+    assert out["value"].tolist() == [1.0, 1.0, 1.0] and (out["se"] == 0).all()

@@ -16,6 +16,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ZERO_WIDTH_ALLOWED
 from test_design_measures import _synthetic  # the same synthetic runs, qrels and labels
 
 import ir_incomplete
@@ -153,6 +154,7 @@ def sparse(synth):
 
 
 @pytest.mark.parametrize("which", ["judged", "full"])
+@ZERO_WIDTH_ALLOWED
 def test_unsampled_topic_evaluate_equals_estimate(synth, sparse, which):
     qrels = sparse["judged"] if which == "judged" else synth["qrels"]
     measures = [f"StatAP(design={sparse['design']!r})@10", f"StatP(design={sparse['design']!r})@5"]
@@ -177,6 +179,7 @@ def test_unsampled_topic_evaluate_equals_estimate(synth, sparse, which):
     assert set(plain["query_id"]) == set(qrels["query_id"])
 
 
+@ZERO_WIDTH_ALLOWED
 def test_unsampled_topic_ir_measures_equals_estimate(synth, sparse):
     measure = ir_incomplete.parse(f"StatAP(design={sparse['design']!r})@10")
     want = estimate(synth["runs"], sparse["judged"], sparse["design"], "AP@10", control="none")
@@ -186,6 +189,7 @@ def test_unsampled_topic_ir_measures_equals_estimate(synth, sparse):
 
 
 @pytest.mark.parametrize("correction", [None, "fdr_bh"])
+@ZERO_WIDTH_ALLOWED
 def test_unsampled_topic_compare_equals_estimate(synth, sparse, correction):
     measure = f"StatAP(design={sparse['design']!r})@10"
     with warnings.catch_warnings():
@@ -208,6 +212,7 @@ def test_unsampled_topic_compare_equals_estimate(synth, sparse, correction):
     assert (plain["topics"] == N_TOPICS - 1).all()
 
 
+@ZERO_WIDTH_ALLOWED
 def test_unsampled_topic_on_the_command_line(synth, sparse, tmp_path, capsys):
     qrels = tmp_path / "judged"
     qrels.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in sparse["judged"].itertuples(index=False)))
@@ -263,6 +268,7 @@ def test_no_warning_for_the_designs_own_runs_through_pt_experiment(synth):
         assert abs(means[means["name"] == run][measure].iloc[0] - value) <= 1e-12
 
 
+@ZERO_WIDTH_ALLOWED
 def test_a_foreign_run_is_still_flagged(synth):
     foreign = synth["runs"]["run0"].assign(doc_id=lambda f: "x" + f["doc_id"])  # documents no run retrieves
     with pytest.warns(UserWarning, match=r"run 'foreign' is not among the runs the design was drawn from"):

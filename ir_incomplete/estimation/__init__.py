@@ -118,6 +118,20 @@ def _warn_outside(names: list[str], share: np.ndarray, est: Estimand) -> None:
         )
 
 
+def _warn_unbacked(blind: list[tuple[str, str]]) -> None:
+    """Warn about run means whose interval the sample cannot back: an interval of width 0 although the
+    run's top k holds pairs nobody judged (too few random pairs were drawn, or none relevant, to see the
+    variance there). The value is still the design-based estimate; its interval does not hold."""
+    if blind:
+        run, measure = blind[0]
+        warnings.warn(
+            f"{len(blind)} run mean(s) have an interval of width 0 although their top k holds pairs nobody judged "
+            f"(e.g. {run!r}, {measure}): the sample drew too few random pairs to estimate the variance there, so "
+            f"the interval does not hold; judge more pairs (a larger budget)",
+            stacklevel=4,
+        )
+
+
 def _check_depth(depth: Any, recorded: Any) -> int:
     """The universe's depth: ``depth=`` (an integer >= 1, at most the design's) or the design's own."""
     if depth is not None and (
@@ -413,9 +427,14 @@ def _estimate(
     _progress.advance(1)
     # the runs whose pairs are estimated (pairs=True); the top N by the first measure's estimates once known
     selected = None if isinstance(chosen, int) else _pair_selection(chosen, list(names), np.zeros(0))
+    blind: list[tuple[str, str]] = []  # run means whose interval the sample cannot back (see _warn_unbacked)
     for est in estimands:
         result = estimate_measure(est.kind, est.k, units, items, rel_from=est.rel, p=est.p)
         cut = space.item_rank < est.k
+        known = cut & (space.item_unit >= 0)
+        unjudged = np.bincount(
+            space.item_run[known][~sampled[space.item_unit[known]]], minlength=n_runs
+        )  # top-k rows of each run whose pair nobody judged
         share = np.bincount(space.item_run[cut & (space.item_unit < 0)], minlength=n_runs) / np.maximum(
             np.bincount(space.item_run[cut], minlength=n_runs), 1
         )
@@ -484,6 +503,7 @@ def _estimate(
         if pairs != True:  # noqa: E712 (pairs is True, False or "both")
             se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
             q_run = _quantile(interval, df_run)
+            blind += [(names[i], est.name) for i in np.flatnonzero((se == 0) & (unjudged > 0))]
             out.append(
                 pd.DataFrame(
                     {
@@ -499,6 +519,7 @@ def _estimate(
                 )
             )
         _progress.advance(1)
+    _warn_unbacked(blind)
     attrs = {"interval": interval, "control": control, "depth": depth, "topics": n_topics}
     if pairs == "both" and not per_query:
         tables = []
