@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ir_incomplete.estimation.design_file import _plain_value
-from ir_incomplete.estimation.universe import Universe
+from ir_incomplete.estimation.universe import Universe, examples
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +56,7 @@ def _predicted(universe: Universe, predictions: Any, levels: np.ndarray) -> np.n
     if not (unit >= 0).any():
         example = (
             f" (e.g. ({frame['query_id'].iloc[0]}, {frame['doc_id'].iloc[0]}); the predictions' queries "
-            f"{_some(pd.unique(frame['query_id'].astype(str)))}, the universe's {_some(universe.topic_ids)})"
+            f"{examples(frame['query_id'])}, the universe's {examples(universe.topic_ids)})"
             if len(frame)
             else ""
         )
@@ -70,11 +70,6 @@ def _predicted(universe: Universe, predictions: Any, levels: np.ndarray) -> np.n
     ok = unit >= 0
     out[unit[ok]] = np.searchsorted(levels, grade[ok])
     return out
-
-
-def _some(ids: Any, n: int = 3) -> str:
-    ids = [str(i) for i in ids]
-    return ", ".join(repr(i) for i in ids[:n]) + (", ..." if len(ids) > n else "")
 
 
 def _cells(universe: Universe, control: str, predicted: np.ndarray | None) -> np.ndarray:

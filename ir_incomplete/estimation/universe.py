@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 
-__all__ = ["Universe", "Estimand", "parse_estimand", "check_universe", "PRIORS"]
+__all__ = ["Universe", "Estimand", "parse_estimand", "check_universe", "examples", "PRIORS"]
 
 #: the priors :func:`ir_incomplete.judging.sample` knows by name (each from the universe's rankings)
 PRIORS = ("ap+rbp", "ap", "rbp-fusion", "rrf", "uniform")
@@ -343,3 +343,10 @@ def _natural(ids: list) -> list:
     if all(t.lstrip("-").isdigit() for t in text):
         return sorted(text, key=lambda t: (int(t), t))
     return sorted(text)
+
+
+def examples(ids: Any, count: int = 3) -> str:
+    """The first ``count`` distinct ids in natural order, quoted, for messages: ``'1', '2', '10'``, with
+    ``, ...`` when there are more."""
+    shown = _natural(list(dict.fromkeys(str(i) for i in ids)))
+    return ", ".join(repr(i) for i in shown[:count]) + (", ..." if len(shown) > count else "")

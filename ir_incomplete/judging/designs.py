@@ -102,7 +102,7 @@ import numpy as np
 import pandas as pd
 
 from ir_incomplete.estimation import Universe, read_design, read_judgments, write_design
-from ir_incomplete.estimation.universe import PRIORS
+from ir_incomplete.estimation.universe import PRIORS, examples
 from ir_incomplete.judging._candidates import check_budget, check_positive_int
 
 __all__ = ["sample", "to_judge", "write_design", "PRIORS", "inclusion_probabilities"]
@@ -198,13 +198,6 @@ def to_judge(design: Any) -> pd.DataFrame:
     return frame.loc[keep, ["query_id", "doc_id"]].reset_index(drop=True)
 
 
-def _examples(ids: Any, count: int = 3) -> str:
-    """The first ``count`` ids in natural order, quoted: ``'1', '2', '10'``."""
-    from ir_incomplete.estimation import _natural
-
-    return ", ".join(repr(str(i)) for i in _natural(list(ids))[:count])
-
-
 def _check_qrels_topics(query_ids: np.ndarray, topic: np.ndarray, universe: Universe) -> None:
     """``ValueError`` when no query of ``qrels=`` is answered by the runs (another collection, or ids spelt
     otherwise: ``'01'`` against ``'1'``): the judgments would be ignored and the budget spent on pairs judged
@@ -215,13 +208,13 @@ def _check_qrels_topics(query_ids: np.ndarray, topic: np.ndarray, universe: Univ
     missing = names[topic[first] < 0]
     if len(missing) == len(names):
         raise ValueError(
-            f"qrels=: none of its {len(names)} queries is answered by the runs (the qrels' {_examples(names)}; the "
-            f"runs' {_examples(universe.topic_ids)}): its judgments would be ignored; check the query ids (e.g. '01' "
+            f"qrels=: none of its {len(names)} queries is answered by the runs (the qrels' {examples(names)}; the "
+            f"runs' {examples(universe.topic_ids)}): its judgments would be ignored; check the query ids (e.g. '01' "
             f"against '1') or that the qrels are of the runs' collection"
         )
     if len(missing):
         warnings.warn(
-            f"qrels=: {len(missing)} of its {len(names)} queries are answered by no run (e.g. {_examples(missing)}); "
+            f"qrels=: {len(missing)} of its {len(names)} queries are answered by no run (e.g. {examples(missing)}); "
             f"their judgments are left out of the design",
             stacklevel=4,
         )
