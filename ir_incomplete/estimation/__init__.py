@@ -431,10 +431,6 @@ def _estimate(
     for est in estimands:
         result = estimate_measure(est.kind, est.k, units, items, rel_from=est.rel, p=est.p)
         cut = space.item_rank < est.k
-        known = cut & (space.item_unit >= 0)
-        unjudged = np.bincount(
-            space.item_run[known][~sampled[space.item_unit[known]]], minlength=n_runs
-        )  # top-k rows of each run whose pair nobody judged
         share = np.bincount(space.item_run[cut & (space.item_unit < 0)], minlength=n_runs) / np.maximum(
             np.bincount(space.item_run[cut], minlength=n_runs), 1
         )
@@ -503,6 +499,10 @@ def _estimate(
         if pairs != True:  # noqa: E712 (pairs is True, False or "both")
             se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
             q_run = _quantile(interval, df_run)
+            known = cut & (space.item_unit >= 0)
+            unjudged = np.bincount(  # top-k rows of each run whose pair nobody judged
+                space.item_run[known][~sampled[space.item_unit[known]]], minlength=n_runs
+            )
             blind += [(names[i], est.name) for i in np.flatnonzero((se == 0) & (unjudged > 0))]
             out.append(
                 pd.DataFrame(
