@@ -48,6 +48,7 @@ gives the same number.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -67,7 +68,7 @@ from ir_incomplete.estimation.design_file import (
     write_design,
 )
 from ir_incomplete.estimation.universe import Estimand, Universe, _natural, check_universe, parse_estimand
-from ir_incomplete.kernels.design import Items, Units, estimate_measure
+from ir_incomplete.kernels.design import Items, MeasureEstimate, Units, estimate_measure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -272,13 +273,27 @@ def _pair_selection(chosen: int | list[str] | None, names: list[str], value: np.
     return np.sort(np.array([where[name] for name in chosen], dtype=np.int64))
 
 
-def _estimate(
-    runs: Any,
-    judgments: Any,
+@dataclass
+class _Request:
+    """:func:`estimate`'s arguments, checked: what every stage reads."""
+
+    frame: pd.DataFrame  # the design, read
+    interval: float
+    control: str
+    depth: int
+    per_query: bool
+    pairs: bool | str
+    chosen: int | list[str] | None
+    min_cell: int
+    estimands: list[Estimand]
+    by_design: bool
+    score_precision: str
+
+
+def _checked(
     design: Any,
     measures: Any,
     *,
-    predictions: Any,
     interval: float,
     pairs: bool | str,
     pair_runs: Any,
@@ -288,8 +303,10 @@ def _estimate(
     universe: str,
     min_cell: int,
     score_precision: str,
-) -> pd.DataFrame:
-    """The work of :func:`estimate` (its arguments), in its progress task."""
+    predictions: Any,
+) -> _Request:
+    """Stage 1: read the design and check every argument against it (``ValueError`` naming the first
+    wrong one)."""
     frame = read_design(design)
     if not (isinstance(interval, (int, float)) and 0 < interval < 1):
         raise ValueError(f"interval={interval!r} is not a level in (0, 1), e.g. 0.9")
@@ -334,6 +351,29 @@ def _estimate(
             "predictions= need the whole universe (the sum of the control variate over every unsampled pair): "
             "estimate all the design's runs together (universe='runs'), not one run at a time"
         )
+    if control == "auto":
+        control = "none" if by_design else "labels+model" if predictions is not None else "model"
+    if "labels" in control and predictions is None:
+        raise ValueError(f"control={control!r} needs predictions=")
+    return _Request(
+        frame,
+        interval,
+        control,
+        depth,
+        bool(per_query),
+        pairs,
+        chosen,
+        int(min_cell),
+        estimands,
+        by_design,
+        score_precision,
+    )
+
+
+def _universe(runs: Any, req: _Request) -> Universe:
+    """Stage 2: the universe of the design's runs (checked against the design's record), or with
+    ``universe="design"`` the design's pairs plus the runs given (a run foreign to the design warned of)."""
+    frame, by_design = req.frame, req.by_design
     universe_runs = None if by_design else frame.attrs.get("runs")
     # the mean is over the universe's topics, also those where no pair happened to be sampled (their
     # estimate is 0): as sample records them, else every topic the universe's runs answer
@@ -342,7 +382,7 @@ def _estimate(
     if recorded_topics is not None:
         topics = pd.unique(np.r_[_ids(np.asarray(list(recorded_topics), dtype=object), "design topics"), topics])
     from_runs = recorded_topics is None and not by_design
-    space = Universe(runs, depth, universe_runs, score_precision, topics=None if from_runs else topics)
+    space = Universe(runs, req.depth, universe_runs, req.score_precision, topics=None if from_runs else topics)
     if from_runs:
         more = topics[pd.Index(space.topic_ids).get_indexer(topics) < 0]
         if len(more):
@@ -360,18 +400,25 @@ def _estimate(
                 f"run {strangers[0]!r} is not among the runs the design was drawn from ({len(strangers)} such "
                 f"run(s)): the documents it retrieves that those runs do not could never be sampled and count as "
                 f"nonrelevant, so its estimates are of another quantity",
-                stacklevel=3,
+                stacklevel=4,
             )
+    return space
+
+
+def _units(space: Universe, judgments: Any, predictions: Any, req: _Request) -> Units:
+    """Stage 3: the design's pairs placed in the universe (π, judged grade) and the control variate
+    ``f`` of every unit (:mod:`ir_incomplete.estimation.control`)."""
+    frame = req.frame
     grades = _grades(judgments, frame)
     topic = space.topic_codes(frame["query_id"])
     unit = space.lookup(topic, frame["doc_id"].to_numpy(dtype=object))
     pi = frame["pi"].to_numpy(dtype=float)
-    outside = np.flatnonzero((unit < 0) & (pi < 1.0) & (not by_design))
+    outside = np.flatnonzero((unit < 0) & (pi < 1.0) & (not req.by_design))
     if len(outside):
         i = int(outside[0])
         raise ValueError(
             f"the design's pair ({frame['query_id'].iloc[i]}, {frame['doc_id'].iloc[i]}) with pi={pi[i]:g} is not "
-            f"in the top {depth} of the runs it was drawn from ({len(outside)} such pairs): the design's universe "
+            f"in the top {req.depth} of the runs it was drawn from ({len(outside)} such pairs): the design's universe "
             f"disagrees with the runs given"
         )
     if (unit < 0).any():
@@ -383,23 +430,19 @@ def _estimate(
     unit_pi[unit] = pi
     sampled[unit] = True
     unit_grade[unit] = np.searchsorted(levels, grades)
-    if control == "auto":
-        control = "none" if by_design else "labels+model" if predictions is not None else "model"
-    if "labels" in control and predictions is None:
-        raise ValueError(f"control={control!r} needs predictions=")
     f_level = np.zeros((space.n_units, len(levels)))
-    if control != "none":
+    if req.control != "none":
         predicted = _predicted(space, predictions, levels) if predictions is not None else None
-        cells = _cells(space, control, predicted)
+        cells = _cells(space, req.control, predicted)
         rand = np.flatnonzero(sampled & (unit_pi < 1.0))
-        f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), min_cell, space.unit_topic)
+        f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), req.min_cell, space.unit_topic)
         f_level[sampled & (unit_pi >= 1.0)] = 0.0  # certainty pairs are known exactly
     unit_stratum, strata_table = None, None
     if frame.attrs.get("design") == "stratified":
         unit_stratum = np.full(space.n_units, -1, dtype=np.int64)
         unit_stratum[unit] = frame["stratum_id"].to_numpy(dtype=np.int64)
         strata_table = np.asarray(frame.attrs["strata"], dtype=np.int64).reshape(-1, 2)
-    units = Units(
+    return Units(
         space.unit_topic,
         unit_pi,
         sampled,
@@ -410,32 +453,122 @@ def _estimate(
         unit_stratum,
         strata_table,
     )
-    n_runs, n_topics = len(space.run_names), len(space.topic_ids)
+
+
+def _items(space: Universe) -> Items:
+    """Stage 4: the runs' rankings as kernel items (rows inside the universe, by run, topic and rank)."""
+    n_topics = len(space.topic_ids)
     order = np.lexsort((space.item_rank, space.item_topic, space.item_run))
-    inside = space.item_unit[order] >= 0
-    rows = order[inside]
-    items = Items(
+    rows = order[space.item_unit[order] >= 0]
+    return Items(
         space.item_run[rows] * n_topics + space.item_topic[rows],
         space.item_rank[rows],
         space.item_unit[rows],
-        n_runs,
+        len(space.run_names),
         n_topics,
     )
+
+
+@dataclass
+class _Variance:
+    """Stage 6 for one measure: the covariance of the run means and what Satterthwaite's df needs."""
+
+    cov: np.ndarray  # [runs × runs], of the means over topics
+    zw: np.ndarray  # [runs × random units]: zw zwᵀ is the first-order covariance of the sums over topics
+    gram: np.ndarray  # zw zwᵀ
+    c4: np.ndarray  # zw⁴
+    total: np.ndarray  # Σ_u zw², per run
+
+    @classmethod
+    def of(cls, result: MeasureEstimate, units: Units, n_topics: int) -> _Variance:
+        if units.stratum is None:
+            zw = result.z * np.sqrt(1.0 - units.pi[units.random])[None, :]
+        else:  # centred within strata and scaled: zw zwᵀ is the without-replacement covariance
+            zw = units._centred(result.z) * np.sqrt(units.srs_scale[units.random_stratum])[None, :]
+        gram = zw @ zw.T  # the first-order covariance, kept apart for Satterthwaite's df
+        cov = gram.copy()
+        if result.second is not None:
+            m2 = result.second
+            cov = cov + (m2 @ m2.T).toarray()  # type: ignore[attr-defined]
+        cov /= n_topics**2
+        return cls(cov, zw, gram, (zw**2) ** 2, (zw**2).sum(axis=1))
+
+    def run_df(self) -> np.ndarray:
+        """Satterthwaite's effective degrees of freedom of each run's variance (a sum of one-unit terms):
+        few dominant units (rare relevant documents with large weights) make it small and the interval a t's."""
+        s4 = self.c4.sum(axis=1)
+        return np.where(s4 > 0, self.total**2 / np.where(s4 > 0, s4, 1.0), np.inf)
+
+    def pair_se_df(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The standard error and df of each difference ``a − b``: Σ_u (z_a − z_b)⁴ from powers of z (no
+        [pairs × units] array), the products over all runs whatever ``pair_runs`` is, so that a pair's row
+        is the same either way."""
+        cov = self.cov
+        se = np.sqrt(np.clip(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 0.0, None))
+        zw = self.zw
+        w2 = zw**2
+        cube = (zw**3) @ zw.T
+        s4 = self.c4.sum(axis=1)[a] + self.c4.sum(axis=1)[b] - 4.0 * cube[a, b] - 4.0 * cube[b, a]
+        s4 = s4 + 6.0 * (w2 @ w2.T)[a, b]
+        s2 = self.total[a] + self.total[b] - 2.0 * self.gram[a, b]
+        return se, np.where(s4 > 0, s2**2 / np.where(s4 > 0, s4, 1.0), np.inf)
+
+
+def _estimate(
+    runs: Any,
+    judgments: Any,
+    design: Any,
+    measures: Any,
+    *,
+    predictions: Any,
+    interval: float,
+    pairs: bool | str,
+    pair_runs: Any,
+    per_query: bool,
+    control: str,
+    depth: int | None,
+    universe: str,
+    min_cell: int,
+    score_precision: str,
+) -> pd.DataFrame:
+    """The work of :func:`estimate` (its arguments), in its progress task, stage by stage: read and check
+    the design (:func:`_checked`) → the universe (:func:`_universe`) → the units and their control variate
+    (:func:`_units`) → the rankings (:func:`_items`) → per measure the kernel
+    (:func:`~ir_incomplete.kernels.design.estimate_measure`), the variance and interval (:class:`_Variance`)
+    and the diagnostics, → the tables."""
+    req = _checked(
+        design,
+        measures,
+        interval=interval,
+        pairs=pairs,
+        pair_runs=pair_runs,
+        per_query=per_query,
+        control=control,
+        depth=depth,
+        universe=universe,
+        min_cell=min_cell,
+        score_precision=score_precision,
+        predictions=predictions,
+    )
+    space = _universe(runs, req)
+    units = _units(space, judgments, predictions, req)
+    items = _items(space)
     names = space.run_names
+    n_runs, n_topics = len(names), len(space.topic_ids)
     out = []
-    _progress.set_total(1 + len(estimands))  # the universe, then each measure
+    _progress.set_total(1 + len(req.estimands))  # the universe, then each measure
     _progress.advance(1)
     # the runs whose pairs are estimated (pairs=True); the top N by the first measure's estimates once known
-    selected = None if isinstance(chosen, int) else _pair_selection(chosen, list(names), np.zeros(0))
+    selected = None if isinstance(req.chosen, int) else _pair_selection(req.chosen, list(names), np.zeros(0))
     blind: list[tuple[str, str]] = []  # run means whose interval the sample cannot back (see _warn_unbacked)
-    for est in estimands:
+    for est in req.estimands:
         result = estimate_measure(est.kind, est.k, units, items, rel_from=est.rel, p=est.p)
         cut = space.item_rank < est.k
         share = np.bincount(space.item_run[cut & (space.item_unit < 0)], minlength=n_runs) / np.maximum(
             np.bincount(space.item_run[cut], minlength=n_runs), 1
         )
         _warn_outside(names, share, est)
-        if per_query:
+        if req.per_query:
             out.append(
                 pd.DataFrame(
                     {
@@ -449,79 +582,26 @@ def _estimate(
             _progress.advance(1)
             continue
         value = result.value.mean(axis=1)
-        if units.stratum is None:
-            zw = result.z * np.sqrt(1.0 - units.pi[units.random])[None, :]
-        else:  # centred within strata and scaled: zw zwᵀ is the without-replacement covariance
-            zw = units._centred(result.z) * np.sqrt(units.srs_scale[units.random_stratum])[None, :]
-        gram = zw @ zw.T  # the first-order covariance, kept apart for Satterthwaite's df
-        cov = gram.copy()
-        if result.second is not None:
-            m2 = result.second
-            cov = cov + (m2 @ m2.T).toarray()  # type: ignore[attr-defined]
-        cov /= n_topics**2
-        # Satterthwaite's effective degrees of freedom of each variance (a sum of one-unit terms): few
-        # dominant units (rare relevant documents with large weights) make it small and the interval a t's
-        c4 = (zw**2) ** 2
-        total = (zw**2).sum(axis=1)
-        df_run = np.where(c4.sum(axis=1) > 0, total**2 / np.where(c4.sum(axis=1) > 0, c4.sum(axis=1), 1.0), np.inf)
-        if pairs:  # True, or "both" (run means, then pairs: one pass for callers that want both tables)
+        var = _Variance.of(result, units, n_topics)
+        if req.pairs:  # True, or "both" (run means, then pairs: one pass for callers that want both tables)
             if selected is None:  # chosen at the first measure (pair_runs=N: by its estimates)
-                selected = _pair_selection(chosen, list(names), value)
+                selected = _pair_selection(req.chosen, list(names), value)
             first, second = np.triu_indices(len(selected), k=1)
             a, b = selected[first], selected[second]
-            diff = value[a] - value[b]
-            var = np.clip(cov[a, a] + cov[b, b] - 2.0 * cov[a, b], 0.0, None)
-            se = np.sqrt(var)
-            # Satterthwaite for a difference: Σ_u (z_a − z_b)^4 from powers of z (no [pairs × units] array),
-            # the products over all runs whatever pair_runs is, so that a pair's row is the same either way
-            w2 = zw**2
-            cube = (zw**3) @ zw.T
-            s4 = c4.sum(axis=1)[a] + c4.sum(axis=1)[b] - 4.0 * cube[a, b] - 4.0 * cube[b, a] + 6.0 * (w2 @ w2.T)[a, b]
-            s2 = total[a] + total[b] - 2.0 * gram[a, b]
-            df_pair = np.where(s4 > 0, s2**2 / np.where(s4 > 0, s4, 1.0), np.inf)
-            q_pair = _quantile(interval, df_pair)
-            lo, hi = diff - q_pair * se, diff + q_pair * se
-            out.append(
-                pd.DataFrame(
-                    {
-                        "run_a": np.asarray(names, dtype=object)[a],
-                        "run_b": np.asarray(names, dtype=object)[b],
-                        "measure": est.name,
-                        "value": diff,
-                        "lo": lo,
-                        "hi": hi,
-                        "se": se,
-                        "df": df_pair,
-                        "significant": (lo > 0) | (hi < 0),
-                    }
-                )
-            )
-        if pairs != True:  # noqa: E712 (pairs is True, False or "both")
-            se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-            q_run = _quantile(interval, df_run)
+            out.append(_pair_table(names, est, value, var, a, b, req.interval))
+        if req.pairs != True:  # noqa: E712 (pairs is True, False or "both")
+            table = _run_table(names, est, value, var, share, req.interval)
             known = cut & (space.item_unit >= 0)
             unjudged = np.bincount(  # top-k rows of each run whose pair nobody judged
-                space.item_run[known][~sampled[space.item_unit[known]]], minlength=n_runs
+                space.item_run[known][~units.sampled[space.item_unit[known]]], minlength=n_runs
             )
+            se = table["se"].to_numpy()
             blind += [(names[i], est.name) for i in np.flatnonzero((se == 0) & (unjudged > 0))]
-            out.append(
-                pd.DataFrame(
-                    {
-                        "run": names,
-                        "measure": est.name,
-                        "value": value,
-                        "lo": value - q_run * se,
-                        "hi": value + q_run * se,
-                        "se": se,
-                        "df": df_run,
-                        "outside": share,
-                    }
-                )
-            )
+            out.append(table)
         _progress.advance(1)
     _warn_unbacked(blind)
-    attrs = {"interval": interval, "control": control, "depth": depth, "topics": n_topics}
-    if pairs == "both" and not per_query:
+    attrs = {"interval": req.interval, "control": req.control, "depth": req.depth, "topics": n_topics}
+    if req.pairs == "both" and not req.per_query:
         tables = []
         for kind in ("run", "run_a"):
             frame = pd.concat([o for o in out if kind in o.columns], ignore_index=True)
@@ -531,3 +611,47 @@ def _estimate(
     result_frame = pd.concat(out, ignore_index=True)
     result_frame.attrs = attrs
     return result_frame
+
+
+def _run_table(
+    names: list[str], est: Estimand, value: np.ndarray, var: _Variance, share: np.ndarray, interval: float
+) -> pd.DataFrame:
+    """Stage 7: the run means' rows of one measure."""
+    se = np.sqrt(np.clip(np.diag(var.cov), 0.0, None))
+    df = var.run_df()
+    q = _quantile(interval, df)
+    return pd.DataFrame(
+        {
+            "run": names,
+            "measure": est.name,
+            "value": value,
+            "lo": value - q * se,
+            "hi": value + q * se,
+            "se": se,
+            "df": df,
+            "outside": share,
+        }
+    )
+
+
+def _pair_table(
+    names: list[str], est: Estimand, value: np.ndarray, var: _Variance, a: np.ndarray, b: np.ndarray, interval: float
+) -> pd.DataFrame:
+    """Stage 7: the rows of the differences ``a − b`` of one measure."""
+    diff = value[a] - value[b]
+    se, df = var.pair_se_df(a, b)
+    q = _quantile(interval, df)
+    lo, hi = diff - q * se, diff + q * se
+    return pd.DataFrame(
+        {
+            "run_a": np.asarray(names, dtype=object)[a],
+            "run_b": np.asarray(names, dtype=object)[b],
+            "measure": est.name,
+            "value": diff,
+            "lo": lo,
+            "hi": hi,
+            "se": se,
+            "df": df,
+            "significant": (lo > 0) | (hi < 0),
+        }
+    )
