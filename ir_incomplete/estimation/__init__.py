@@ -133,6 +133,31 @@ def _warn_unbacked(blind: list[tuple[str, str]]) -> None:
         )
 
 
+def _warn_unreliable(tables: list[pd.DataFrame], diagnostics: dict[str, _Diagnostics]) -> None:
+    """One warning when rows of the tables are not reliable (column ``reliable``): how many, why, and
+    about how many random judgments per topic would back them (:meth:`_Diagnostics.needed`)."""
+    flagged = [t.loc[~t["reliable"].to_numpy(dtype=bool)] for t in tables if "reliable" in t.columns]
+    n_bad = sum(len(t) for t in flagged)
+    if not n_bad:
+        return
+    n_all = sum(len(t) for t in tables if "reliable" in t.columns)
+    reasons, need, have = [], 0.0, 0.0
+    for name, diag in diagnostics.items():
+        deltas = np.concatenate([np.abs(t.loc[t["measure"] == name, "delta"].to_numpy(dtype=float)) for t in flagged])
+        if not len(deltas):
+            continue
+        reasons += diag.reasons(name, deltas)
+        need, have = max(need, diag.needed(deltas)), diag.per_topic
+    why = "; ".join(dict.fromkeys(reasons))
+    warnings.warn(
+        f"{n_bad} of {n_all} rows have intervals this design cannot back (column 'reliable' is False): {why}. "
+        f"Where these diagnostics fire, 90 % intervals were measured to cover the complete-judgment value less "
+        f"than 85 % of the time; about {need:,.0f} random judgments per topic (this design: {have:,.0f}) would be "
+        f"needed (sample a larger budget, or on top of the judgments made: a new round)",
+        stacklevel=4,
+    )
+
+
 def _check_depth(depth: Any, recorded: Any) -> int:
     """The universe's depth: ``depth=`` (an integer >= 1, at most the design's) or the design's own."""
     if depth is not None and (
@@ -433,7 +458,8 @@ def _units(space: Universe, judgments: Any, predictions: Any, req: _Request) -> 
     f_level = np.zeros((space.n_units, len(levels)))
     if req.control != "none":
         predicted = _predicted(space, predictions, levels) if predictions is not None else None
-        cells = _cells(space, req.control, predicted)
+        certain = sampled & (unit_pi >= 1.0)
+        cells = _cells(space, req.control, predicted, certain, certain & (levels[unit_grade] > 0))
         rand = np.flatnonzero(sampled & (unit_pi < 1.0))
         f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), req.min_cell, space.unit_topic)
         f_level[sampled & (unit_pi >= 1.0)] = 0.0  # certainty pairs are known exactly
@@ -514,6 +540,79 @@ class _Variance:
         return se, np.where(s4 > 0, s2**2 / np.where(s4 > 0, s4, 1.0), np.inf)
 
 
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """``num / den`` with ``0`` where both are 0 and ``±inf`` where only ``den`` is."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.where(num == 0, 0.0, np.sign(num) * np.inf))
+
+
+#: measurement knobs of the reliability flag (see :class:`_Diagnostics`)
+_DELTA_MAX = 0.3
+_STARVED_MAX = 0.1
+_MIN_PER_TOPIC = 0.0
+
+
+@dataclass
+class _Diagnostics:
+    """Stage 6b for one measure: whether the design can back its intervals.
+
+    ``bias`` per run: the estimated first-order ratio bias of the mean over topics (``Σ_t b̂_t / T``; 0
+    for the linear measures); ``starved``: the share of the topics with pairs left to sample where the
+    random sample drew no relevant pair (for nDCG: none with a positive gain); ``per_topic``: random
+    draws per topic."""
+
+    bias: np.ndarray
+    starved: float
+    per_topic: float
+
+    @classmethod
+    def of(cls, result: MeasureEstimate, units: Units, est: Estimand) -> _Diagnostics:
+        n_topics = units.n_topics
+        bias = np.zeros(result.value.shape[0]) if result.bias is None else result.bias.mean(axis=1)
+        rand = units.random
+        level = units.levels[units.grade[rand]]
+        hit = level >= est.rel if est.kind != "nDCG" else level > 0
+        open_topic = np.bincount(units.topic[units.pi < 1.0], minlength=n_topics) > 0
+        found = np.bincount(units.random_topic[hit], minlength=n_topics) > 0
+        starved = float((open_topic & ~found).sum() / max(int(open_topic.sum()), 1))
+        per_topic = len(rand) / max(int(open_topic.sum()), 1)
+        return cls(bias, starved, per_topic)
+
+    def setting_ok(self) -> bool:
+        return self.starved <= _STARVED_MAX and self.per_topic >= _MIN_PER_TOPIC
+
+    def reasons(self, name: str, deltas: np.ndarray) -> list[str]:
+        """Why rows of this measure (their ``|delta|``) are flagged, in words."""
+        out = []
+        if self.starved > _STARVED_MAX:
+            out.append(
+                f"{name}: the random sample drew no relevant pair in {self.starved:.0%} of the topics with pairs "
+                f"left to judge (at most {_STARVED_MAX:.0%} allowed)"
+            )
+        if self.per_topic < _MIN_PER_TOPIC:
+            out.append(f"{name}: {self.per_topic:.0f} random judgments per topic (at least {_MIN_PER_TOPIC:.0f})")
+        if (deltas > _DELTA_MAX).any():
+            out.append(f"{name}: estimated ratio bias above {_DELTA_MAX:g} standard errors (|delta| > {_DELTA_MAX:g})")
+        return out
+
+    def needed(self, deltas: np.ndarray) -> float:
+        """About how many random judgments per topic would clear the flags: the ratio bias over the
+        standard error shrinks as ``1/√n``, so ``|delta|`` (its 80th percentile over the flagged rows)
+        needs ``n (|delta|/limit)²``; a topic draws no relevant pair with probability ``≈ exp(−λ n)``, so
+        the starved share ``s`` needs ``n ln(limit)/ln(s)``."""
+        n = max(self.per_topic, 1.0)
+        need = max(n, _MIN_PER_TOPIC)
+        big = deltas[np.isfinite(deltas)]
+        if len(big) and np.quantile(big, 0.8) > _DELTA_MAX:
+            need = max(need, n * (np.quantile(big, 0.8) / _DELTA_MAX) ** 2)
+        if self.starved > _STARVED_MAX:
+            need = max(need, n * np.log(_STARVED_MAX) / np.log(self.starved) if self.starved < 1 else 10 * n)
+        return float(need)
+
+    def reliable(self, delta: np.ndarray) -> np.ndarray:
+        return (np.abs(delta) <= _DELTA_MAX) & self.setting_ok()
+
+
 def _estimate(
     runs: Any,
     judgments: Any,
@@ -561,6 +660,7 @@ def _estimate(
     # the runs whose pairs are estimated (pairs=True); the top N by the first measure's estimates once known
     selected = None if isinstance(req.chosen, int) else _pair_selection(req.chosen, list(names), np.zeros(0))
     blind: list[tuple[str, str]] = []  # run means whose interval the sample cannot back (see _warn_unbacked)
+    diagnostics: dict[str, _Diagnostics] = {}
     for est in req.estimands:
         result = estimate_measure(est.kind, est.k, units, items, rel_from=est.rel, p=est.p)
         cut = space.item_rank < est.k
@@ -583,14 +683,16 @@ def _estimate(
             continue
         value = result.value.mean(axis=1)
         var = _Variance.of(result, units, n_topics)
+        diag = _Diagnostics.of(result, units, est)
+        diagnostics[est.name] = diag
         if req.pairs:  # True, or "both" (run means, then pairs: one pass for callers that want both tables)
             if selected is None:  # chosen at the first measure (pair_runs=N: by its estimates)
                 selected = _pair_selection(req.chosen, list(names), value)
             first, second = np.triu_indices(len(selected), k=1)
             a, b = selected[first], selected[second]
-            out.append(_pair_table(names, est, value, var, a, b, req.interval))
+            out.append(_pair_table(names, est, value, var, diag, a, b, req.interval))
         if req.pairs != True:  # noqa: E712 (pairs is True, False or "both")
-            table = _run_table(names, est, value, var, share, req.interval)
+            table = _run_table(names, est, value, var, diag, share, req.interval)
             known = cut & (space.item_unit >= 0)
             unjudged = np.bincount(  # top-k rows of each run whose pair nobody judged
                 space.item_run[known][~units.sampled[space.item_unit[known]]], minlength=n_runs
@@ -600,7 +702,15 @@ def _estimate(
             out.append(table)
         _progress.advance(1)
     _warn_unbacked(blind)
-    attrs = {"interval": req.interval, "control": req.control, "depth": req.depth, "topics": n_topics}
+    if not req.per_query:
+        _warn_unreliable(out, diagnostics)
+    attrs = {
+        "interval": req.interval,
+        "control": req.control,
+        "depth": req.depth,
+        "topics": n_topics,
+        "diagnostics": {name: {"starved": d.starved, "per_topic": d.per_topic} for name, d in diagnostics.items()},
+    }
     if req.pairs == "both" and not req.per_query:
         tables = []
         for kind in ("run", "run_a"):
@@ -614,12 +724,19 @@ def _estimate(
 
 
 def _run_table(
-    names: list[str], est: Estimand, value: np.ndarray, var: _Variance, share: np.ndarray, interval: float
+    names: list[str],
+    est: Estimand,
+    value: np.ndarray,
+    var: _Variance,
+    diag: _Diagnostics,
+    share: np.ndarray,
+    interval: float,
 ) -> pd.DataFrame:
     """Stage 7: the run means' rows of one measure."""
     se = np.sqrt(np.clip(np.diag(var.cov), 0.0, None))
     df = var.run_df()
     q = _quantile(interval, df)
+    delta = _ratio(diag.bias, se)
     return pd.DataFrame(
         {
             "run": names,
@@ -630,18 +747,28 @@ def _run_table(
             "se": se,
             "df": df,
             "outside": share,
+            "delta": delta,
+            "reliable": diag.reliable(delta),
         }
     )
 
 
 def _pair_table(
-    names: list[str], est: Estimand, value: np.ndarray, var: _Variance, a: np.ndarray, b: np.ndarray, interval: float
+    names: list[str],
+    est: Estimand,
+    value: np.ndarray,
+    var: _Variance,
+    diag: _Diagnostics,
+    a: np.ndarray,
+    b: np.ndarray,
+    interval: float,
 ) -> pd.DataFrame:
     """Stage 7: the rows of the differences ``a − b`` of one measure."""
     diff = value[a] - value[b]
     se, df = var.pair_se_df(a, b)
     q = _quantile(interval, df)
     lo, hi = diff - q * se, diff + q * se
+    delta = _ratio(diag.bias[a] - diag.bias[b], se)
     return pd.DataFrame(
         {
             "run_a": np.asarray(names, dtype=object)[a],
@@ -653,5 +780,7 @@ def _pair_table(
             "se": se,
             "df": df,
             "significant": (lo > 0) | (hi < 0),
+            "delta": delta,
+            "reliable": diag.reliable(delta),
         }
     )

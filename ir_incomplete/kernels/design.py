@@ -68,6 +68,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: measurement switches: floor the ratio's denominator at what the judged pairs prove (R̂ ≥ the judged
+#: relevant, each grade's count ≥ its judged count), and apply the ratio correction only in topics whose
+#: denominator's coefficient of variation is at most ``_CV_MAX`` (the Taylor series diverges beyond 1)
+_FLOOR = True
+_CV_MAX = np.inf
+
 __all__ = ["Units", "Items", "MeasureEstimate", "estimate_measure", "ideal_dcg", "MEASURE_KINDS"]
 
 #: the measure families estimated here
@@ -173,6 +179,10 @@ class MeasureEstimate:
     second: object | None = None
     #: ratios only: the numerator ``[runs × topics]`` (AP's ``N̂``, nDCG's ``DCĜ``)
     numerator: np.ndarray | None = None
+    #: ratios only: the estimated first-order ratio bias of ``raw`` ``[runs × topics]`` (whether or not the
+    #: correction was applied) and the coefficient of variation of the denominator ``[topics]``
+    bias: np.ndarray | None = None
+    den_cv: np.ndarray | None = None
 
 
 def _seg_exclusive_cumsum(x: np.ndarray, ranking: np.ndarray) -> np.ndarray:
@@ -294,6 +304,11 @@ def estimate_measure(
             dnum = dnum + extra * (before_h / m + after_h)
         den = np.bincount(units.topic, weights=yhat, minlength=T)  # R̂ per topic
         d_err = e  # the denominator's derivative is 1 for every unit
+        if _FLOOR:  # R̂ is at least the relevant pairs judged: where it is less, it is that and does not move
+            judged = np.bincount(units.topic, weights=units.onehot @ binary, minlength=T)
+            held = den < judged
+            den = np.where(held, judged, den)
+            d_err = np.where(held[units.random_topic], 0.0, d_err)
         v = np.zeros(units.n_units)
         v[rand] = (1.0 - units.pi[rand]) * e**2
     elif kind == "nDCG":
@@ -307,7 +322,13 @@ def estimate_measure(
         counts = np.zeros((T, len(pos)))
         for j, lev in enumerate(pos):  # a few grades
             counts[:, j] = np.bincount(units.topic, weights=units.pseudo(np.eye(len(levels))[lev]), minlength=T)
+        held = np.zeros_like(counts, dtype=bool)
+        if _FLOOR:  # each grade's count is at least its judged pairs
+            judged = np.stack([np.bincount(units.topic, weights=units.onehot[:, lev], minlength=T) for lev in pos], 1)
+            held = counts < judged.reshape(counts.shape)
+            counts = np.where(held, judged.reshape(counts.shape), counts)
         den, d_idcg = ideal_dcg(counts, gains[pos], k)
+        d_idcg = d_idcg * ~held
         # the denominator's error of each random unit: Σ_g ∂IDCG/∂n_g (1[y=g] − f_g) / π
         r = rand
         ind = units.onehot[r][:, pos] - units.f_level[r][:, pos]
@@ -322,6 +343,7 @@ def estimate_measure(
     t_r = units.random_topic
     z -= raw[:, t_r] * (d_err * inv[t_r])[None, :]
     # bias of the ratio: Σ_u (1 − π_u) z_u d_u e_u/π_u / D, per topic
+    den_cv = np.sqrt(np.bincount(t_r, weights=(1.0 - units.pi[rand]) * d_err**2, minlength=T)) * inv
     if units.stratum is None:
         weight = (1.0 - units.pi[rand]) * d_err * inv[t_r]
         for_topic = np.zeros((n_rand, T))
@@ -334,7 +356,8 @@ def estimate_measure(
         if kind == "AP"
         else None
     )
-    return MeasureEstimate(raw + correction, raw, z, second, num)
+    applied = np.where(den_cv <= _CV_MAX, correction, 0.0)
+    return MeasureEstimate(raw + applied, raw, z, second, num, -correction, den_cv)
 
 
 def _srs_cross(z: np.ndarray, w: np.ndarray, t_r: np.ndarray, units: Units, T: int) -> np.ndarray:
