@@ -545,6 +545,7 @@ MARKDOWN_COLUMNS = [
     "MC s.e.",
     "reliable share runs / pairs",
     "reliable: coverage runs / pairs",
+    "its MC s.e.",
     "flagged: coverage runs / pairs",
     "mean abs δ̂",
     "bias",
@@ -559,7 +560,7 @@ MARKDOWN_COLUMNS = [
 
 
 def markdown(summary: pd.DataFrame) -> str:
-    """The summary as a markdown table (coverage with 2 decimals, MC s.e. of the all-rows coverages)."""
+    """The summary as a markdown table (coverages with 2 decimals, their Monte-Carlo s.e. with 3)."""
     lines = ["| " + " | ".join(MARKDOWN_COLUMNS) + " |", "|" + "---|" * len(MARKDOWN_COLUMNS)]
     for r in summary.itertuples(index=False):
         cells = [
@@ -571,6 +572,7 @@ def markdown(summary: pd.DataFrame) -> str:
             _pair(r.se_cov_runs, r.se_cov_pairs, 3),
             _pair(r.reliable_share_runs, r.reliable_share_pairs),
             _pair(r.cov_reliable_runs, r.cov_reliable_pairs),
+            _pair(r.se_cov_reliable_runs, r.se_cov_reliable_pairs, 3),
             _pair(r.cov_flagged_runs, r.cov_flagged_pairs),
             _num(r.mean_abs_delta),
             _num(r.bias, 4, signed=True),
