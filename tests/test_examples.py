@@ -25,7 +25,7 @@ QUICK = {
     "leave_one_group_out.py": ("trec-covid-round1", ["--quick"], r"`BootNDCG@10`"),
     "judging_covid.py": ("trec-covid-round1", ["--quick"], r"bandit \(MM\): "),
     "predicted_labels_covid.py": ("trec-covid-round1", ["--quick"], r"PPI, i\.i\.d\. topics"),
-    "design_evidence.py": ("trec-covid-round1", ["--quick"], r"COVID 2,000 +none +AP@100 "),
+    "design_evidence.py": ("trec-covid-round1", ["--quick"], r"\| COVID 2,000 \| none \| AP@100 \| 3 \| 0\.\d\d / "),
 }
 
 
