@@ -332,6 +332,19 @@ def _mean_abs(values: np.ndarray) -> float:
     return float(finite.mean()) if len(finite) else math.nan
 
 
+#: with --rows DIR: every run and pair row of every repeat is written there (one parquet file per repeat and
+#: measure), for calibrating the reliability flags
+ROWS_DIR: Path | None = None
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-._" else "_" for c in text)
+
+
+def labels_tag(labels) -> str:
+    return "none" if labels is None else f"labels{len(labels)}-{int(labels['relevance'].sum())}"
+
+
 def repeat_rows(collection: Collection, setting: Setting, context: Context, labels, seed, design_kind="poisson"):
     """One repeat: sample, judge from the truth, estimate; one dict per measure (see the module docstring)."""
     # labels shape pi only where judgments calibrate them (a certainty stratum); from none, sample would warn
@@ -367,6 +380,20 @@ def repeat_rows(collection: Collection, setting: Setting, context: Context, labe
         pair_covered = ((pm["lo"] <= td) & (td <= pm["hi"])).to_numpy()
         pair_reliable, pair_delta = _flags(pm)
         pool_tau, pool_rmse = context.pool[m]
+        if ROWS_DIR is not None:  # every row with its diagnostics, for calibrating the flags (--rows)
+            diag = runs_table.attrs.get("diagnostics", {}).get(m, {})
+            parts = []
+            for kind, table, cov in (("run", est.reset_index(), covered), ("pair", pm, pair_covered)):
+                keep = [c for c in ("value", "se", "df", "delta", "seen", "reliable") if c in table.columns]
+                truth_of = t.to_numpy() if kind == "run" else td
+                part = table[keep].reset_index(drop=True).assign(kind=kind, covered=cov, truth=truth_of)
+                if kind == "pair" and "seen" in est.columns:
+                    seen = est["seen"]
+                    part["seen"] = np.minimum(seen.loc[pm["run_a"]].to_numpy(), seen.loc[pm["run_b"]].to_numpy())
+                parts.append(part)
+            rows_frame = pd.concat(parts, ignore_index=True).assign(measure=m, seed=seed, **diag)
+            tag = f"{setting.collection}-{setting.budget}-{setting.start}-{m}-{seed}-{labels_tag(labels)}"
+            rows_frame.to_parquet(ROWS_DIR / f"{_safe(tag)}.parquet")
         rows.append(
             {
                 "measure": m,
@@ -412,6 +439,8 @@ def run_task(task: tuple[str, str, int, dict]) -> list[dict]:
     """Rows of one (setting, labeler, seed); the collection and the setting's fixed parts are made once per
     process."""
     name, labeler, seed, options = task
+    global ROWS_DIR
+    ROWS_DIR = None if options.get("rows") is None else Path(options["rows"])
     setting = SETTINGS[name]
     data, quick = Path(options["data"]), options["quick"]
     if setting.collection not in _COLLECTIONS:
@@ -643,6 +672,7 @@ def main(argv=None):
     parser.add_argument("--docs", action="store_true", help="write docs/design_evidence.png (for the manual)")
     parser.add_argument("--design", choices=["poisson", "stratified"], default="poisson", help="the sampling design")
     parser.add_argument("--summarize", type=Path, nargs="+", default=None, help="summarize earlier CSVs")
+    parser.add_argument("--rows", type=Path, default=None, help="folder for every row's parquet (calibrating flags)")
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error(f"--jobs {args.jobs}: expected at least 1")
@@ -670,7 +700,9 @@ def main(argv=None):
     for labeler in labelers:
         if labeler not in LABELERS:
             parser.error(f"--labelers: {labeler!r} is unknown; choices: {', '.join(LABELERS)}")
-    options = {"data": str(args.data), "quick": args.quick, "design": args.design}
+    options = {"data": str(args.data), "quick": args.quick, "design": args.design, "rows": args.rows}
+    if args.rows is not None:
+        args.rows.mkdir(parents=True, exist_ok=True)
     tasks = []
     for name in sorted(names, key=lambda n: (SETTINGS[n].collection, names.index(n))):
         repeats = args.repeats or (QUICK_SETTINGS.get(name, 3) if args.quick else 20 if args.full else 10)

@@ -129,7 +129,7 @@ def test_estimate_prints_the_table_of_estimate(files, tmp_path, capsys):
     measures = ["AP@10", "nDCG@5", "P@5", "RBP(p=0.8)@10", "R"]
     assert main(["estimate", files["full"], str(design), files["runs"], *measures, "-p", "-1"]) == 0  # every digit
     out, err = capsys.readouterr()
-    assert out.splitlines()[0] == "run\tmeasure\tvalue\tlo\thi\tse\tdf\toutside"
+    assert out.splitlines()[0] == "run\tmeasure\tvalue\tlo\thi\tse\tdf\toutside\tseen\tdelta\treliable"
     assert err == (  # the default control variate is not the Stat* measures': said on stderr, one line
         "ir_incomplete estimate: note: control variate 'model' (the default; --control none gives StatAP's "
         "Horvitz-Thompson values)\n"

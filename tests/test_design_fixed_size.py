@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ZERO_WIDTH_ALLOWED
+from conftest import UNRELIABLE_ALLOWED, ZERO_WIDTH_ALLOWED
 
 import ir_incomplete
 from ir_incomplete.estimation import read_design
@@ -256,6 +256,7 @@ def _qrels():
     return pd.DataFrame({"query_id": [str(t + 1) for t in TOPIC], "doc_id": DOCS, "relevance": GRADE})
 
 
+@UNRELIABLE_ALLOWED
 @ZERO_WIDTH_ALLOWED
 def test_enumeration_linear_measures_unbiased_with_exact_variance():
     runs = _toy_runs()

@@ -407,11 +407,13 @@ def test_estimate_prints_four_places_as_evaluate_and_every_digit_with_p_minus_1(
     expected = ir_incomplete.estimate(files["runs"], files["full"], files["design"], MEASURES)
     assert main(base) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "run\tmeasure\tvalue\tlo\thi\tse\tdf\toutside"
+    assert lines[0] == "run\tmeasure\tvalue\tlo\thi\tse\tdf\toutside\tseen\tdelta\treliable"
+    numbers = ("value", "lo", "hi", "se", "df", "outside", "seen", "delta")
     for line, (_, row) in zip(lines[1:], expected.iterrows(), strict=True):
         cells = line.split("\t")
         assert cells[:2] == [row["run"], row["measure"]]
-        assert cells[2:] == [f"{row[c]:.4f}" for c in ("value", "lo", "hi", "se", "df", "outside")]
+        assert cells[2:10] == [f"{row[c]:.4f}" for c in numbers]
+        assert cells[10] == str(bool(row["reliable"]))
     # the evaluation command's default is the same 4 places, and -p -1 its every digit
     assert main([files["full"], files["run0"], "AP"]) == 0
     four = capsys.readouterr().out
@@ -420,7 +422,7 @@ def test_estimate_prints_four_places_as_evaluate_and_every_digit_with_p_minus_1(
     assert four == f"AP\t{every:.4f}\n"
     assert main([*base, "-p", "-1"]) == 0
     full = _table(capsys.readouterr().out)
-    for column in ("value", "lo", "hi", "se", "df", "outside"):
+    for column in ("value", "lo", "hi", "se", "df", "outside", "seen", "delta"):
         np.testing.assert_array_equal(full[column].to_numpy(), expected[column].to_numpy())
     assert main([*base, "-p", "2"]) == 0
     assert capsys.readouterr().out.splitlines()[1].split("\t")[2] == f"{expected['value'].iloc[0]:.2f}"

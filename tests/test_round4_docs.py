@@ -359,10 +359,12 @@ def test_estimate_columns_and_df_are_as_documented(tmp_path):
     for column in [*means.columns, *pairs.columns]:
         assert column in documented, column
     doc = " ".join((ir_incomplete.estimate.__doc__ or "").split())
-    assert "Returns ``run, measure, value, lo, hi, se, df, outside``" in doc
-    assert "``run_a, run_b, measure, value, lo, hi, se, df, significant``" in doc
-    assert list(means.columns) == ["run", "measure", "value", "lo", "hi", "se", "df", "outside"]
-    assert list(pairs.columns) == ["run_a", "run_b", "measure", "value", "lo", "hi", "se", "df", "significant"]
+    assert "Returns ``run, measure, value, lo, hi, se, df, outside, seen, delta, reliable``" in doc
+    assert "``run_a, run_b, measure, value, lo, hi, se, df, significant, delta, reliable``" in doc
+    run_columns = ["run", "measure", "value", "lo", "hi", "se", "df", "outside", "seen", "delta", "reliable"]
+    assert list(means.columns) == run_columns
+    pair_columns = ["run_a", "run_b", "measure", "value", "lo", "hi", "se", "df", "significant", "delta", "reliable"]
+    assert list(pairs.columns) == pair_columns
     sampled = design.merge(judged)
     sampled = sampled[sampled["pi"] < 1]
     n_topics = design["query_id"].nunique()

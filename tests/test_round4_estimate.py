@@ -16,7 +16,7 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import ZERO_WIDTH_ALLOWED
+from conftest import UNRELIABLE_ALLOWED, ZERO_WIDTH_ALLOWED
 from test_design_measures import _synthetic  # the same synthetic runs, qrels and labels
 
 import ir_incomplete
@@ -153,6 +153,7 @@ def sparse(synth):
     return {"design": str(path), "judged": judged, "missing": missing[0]}
 
 
+@UNRELIABLE_ALLOWED
 @pytest.mark.parametrize("which", ["judged", "full"])
 @ZERO_WIDTH_ALLOWED
 def test_unsampled_topic_evaluate_equals_estimate(synth, sparse, which):
@@ -179,6 +180,7 @@ def test_unsampled_topic_evaluate_equals_estimate(synth, sparse, which):
     assert set(plain["query_id"]) == set(qrels["query_id"])
 
 
+@UNRELIABLE_ALLOWED
 @ZERO_WIDTH_ALLOWED
 def test_unsampled_topic_ir_measures_equals_estimate(synth, sparse):
     measure = ir_incomplete.parse(f"StatAP(design={sparse['design']!r})@10")
@@ -188,12 +190,15 @@ def test_unsampled_topic_ir_measures_equals_estimate(synth, sparse):
         assert abs(got - want[want["run"] == run_name]["value"].iloc[0]) <= 1e-12
 
 
+@UNRELIABLE_ALLOWED
 @pytest.mark.parametrize("correction", [None, "fdr_bh"])
 @ZERO_WIDTH_ALLOWED
 def test_unsampled_topic_compare_equals_estimate(synth, sparse, correction):
     measure = f"StatAP(design={sparse['design']!r})@10"
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # P@5 beside it: its topics are the qrels', none is "left out"
+        # (the tiny design's intervals are flagged: that warning of its own is allowed)
+        warnings.filterwarnings("ignore", message=".*rows have intervals this design cannot back")
         table = compare(synth["runs"], sparse["judged"], [measure, "P@5"], correction=correction, alpha=0.5)
     rows = table[table["measure"] == measure].reset_index(drop=True)
     level = float(rows["ci_level"].iloc[0])
@@ -212,6 +217,7 @@ def test_unsampled_topic_compare_equals_estimate(synth, sparse, correction):
     assert (plain["topics"] == N_TOPICS - 1).all()
 
 
+@UNRELIABLE_ALLOWED
 @ZERO_WIDTH_ALLOWED
 def test_unsampled_topic_on_the_command_line(synth, sparse, tmp_path, capsys):
     qrels = tmp_path / "judged"
@@ -250,7 +256,8 @@ def test_no_warning_for_the_designs_own_runs_through_ir_measures(synth):
             ir_measures.calc_aggregate(measures, synth["qrels"], run)
             list(ir_measures.iter_calc(measures, synth["qrels"], run))
         estimate(synth["runs"]["run0"], synth["qrels"], synth["design"], "AP@10", universe="design")
-    assert [str(w.message) for w in caught] == []
+    # the tiny design's intervals are flagged (a warning of its own); no other warning, none of a foreign run
+    assert [str(w.message) for w in caught if "rows have intervals this design cannot back" not in str(w.message)] == []
 
 
 def test_no_warning_for_the_designs_own_runs_through_pt_experiment(synth):
@@ -268,6 +275,7 @@ def test_no_warning_for_the_designs_own_runs_through_pt_experiment(synth):
         assert abs(means[means["name"] == run][measure].iloc[0] - value) <= 1e-12
 
 
+@UNRELIABLE_ALLOWED
 @ZERO_WIDTH_ALLOWED
 def test_a_foreign_run_is_still_flagged(synth):
     foreign = synth["runs"]["run0"].assign(doc_id=lambda f: "x" + f["doc_id"])  # documents no run retrieves

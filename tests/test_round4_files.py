@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import UNRELIABLE_ALLOWED
 
 import ir_incomplete
 from ir_incomplete.cli import main
@@ -388,6 +389,7 @@ def _qrels_file(path: Path, frame: pd.DataFrame) -> str:
     return str(path)
 
 
+@UNRELIABLE_ALLOWED
 def test_trec_covid_round1_plus_new_judgments_on_the_command_line(tmp_path, capsys):
     """Round-1 judgments + a file of the new pairs' judgments equals their concatenation; the new
     judgments alone fail naming the missing pair and suggesting --judgments."""

@@ -224,15 +224,20 @@ def estimate(
     name, called ``run``, does not: the design does not list the documents of its universe, so nothing
     tells whether such a run retrieves outside it).
 
-    Returns ``run, measure, value, lo, hi, se, df, outside`` (``outside``: share of the run's top-k rows
-    outside the universe; ``df``: Satterthwaite's effective degrees of freedom of the first-order
-    variance, ``(Σ_u c_u)² / Σ_u c_u²`` over its per-pair terms, ``c_u = (1 − π_u) z_u²`` under Poisson
-    sampling, within-stratum terms for the stratified design; ``lo``/``hi`` use Student's t with
-    ``max(df, 1)`` degrees of freedom; ``inf`` when that variance is 0), or with ``pairs=True``
-    ``run_a, run_b, measure, value, lo, hi, se, df, significant`` (value = a − b, every unordered pair
-    once, in the runs' order; ``df`` of the difference's terms); ``per_query=True`` gives ``run,
-    query_id, measure, value`` instead. ``attrs``: ``interval``, ``control`` (the control variate used:
-    ``auto`` resolved), ``depth``, ``topics`` (the number of topics averaged).
+    Returns ``run, measure, value, lo, hi, se, df, outside, seen, delta, reliable`` (``outside``: share
+    of the run's top-k rows outside the universe; ``df``: Satterthwaite's effective degrees of freedom
+    of the first-order variance, ``(Σ_u c_u)² / Σ_u c_u²`` over its per-pair terms, ``c_u = (1 − π_u)
+    z_u²`` under Poisson sampling, within-stratum terms for the stratified design; ``inf`` when that
+    variance is 0; ``lo``/``hi`` = ``value ∓ t √(se² + b̂²)``, ``t`` Student's with ``max(df, 1)``
+    degrees of freedom and ``b̂`` the estimated ratio bias the value has had subtracted; ``delta`` =
+    ``b̂ / se``; ``seen``: the design-based first-order variance over the anticipated one; ``reliable``:
+    whether the design can back the interval, see the module docstring), or with ``pairs=True``
+    ``run_a, run_b, measure, value, lo, hi, se, df, significant, delta, reliable`` (value = a − b, every
+    unordered pair once, in the runs' order; ``df`` of the difference's terms); ``per_query=True``
+    gives ``run, query_id, measure, value`` instead. ``attrs``: ``interval``, ``control`` (the control
+    variate used: ``auto`` resolved), ``depth``, ``topics`` (the number of topics averaged),
+    ``diagnostics`` (per measure: the median ``seen``, the share of ``starved`` topics, random draws
+    ``per_topic``). Rows that are not reliable get one warning.
 
     ``pair_runs`` (with ``pairs=True``): the runs whose pairs are estimated, every pair among them
     (default ``None``: all runs): a list of run names, or an integer ``N``, the ``N`` runs with the largest
@@ -458,11 +463,15 @@ def _units(space: Universe, judgments: Any, predictions: Any, req: _Request) -> 
     f_level = np.zeros((space.n_units, len(levels)))
     if req.control != "none":
         predicted = _predicted(space, predictions, levels) if predictions is not None else None
-        certain = sampled & (unit_pi >= 1.0)
-        cells = _cells(space, req.control, predicted, certain, certain & (levels[unit_grade] > 0))
+        cells = _cells(space, req.control, predicted)
         rand = np.flatnonzero(sampled & (unit_pi < 1.0))
         f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), req.min_cell, space.unit_topic)
         f_level[sampled & (unit_pi >= 1.0)] = 0.0  # certainty pairs are known exactly
+    p_model = None
+    rand = np.flatnonzero(sampled & (unit_pi < 1.0))
+    if len(rand):  # the pooled relevance model (fusion-score cells, unscaled): for the anticipated variance
+        cells_model = _cells(space, "model", None)
+        p_model = _control_variate(cells_model, rand, unit_grade, unit_pi, len(levels), req.min_cell)
     unit_stratum, strata_table = None, None
     if frame.attrs.get("design") == "stratified":
         unit_stratum = np.full(space.n_units, -1, dtype=np.int64)
@@ -478,6 +487,7 @@ def _units(space: Universe, judgments: Any, predictions: Any, req: _Request) -> 
         len(space.topic_ids),
         unit_stratum,
         strata_table,
+        p_model,
     )
 
 
@@ -546,27 +556,40 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.where(num == 0, 0.0, np.sign(num) * np.inf))
 
 
-#: measurement knobs of the reliability flag (see :class:`_Diagnostics`)
-_DELTA_MAX = 0.3
-_STARVED_MAX = 0.1
-_MIN_PER_TOPIC = 0.0
+#: the reliability flag's limits (measured: docs/intervals.rst, examples/design_evidence.py): a row whose
+#: estimated ratio bias exceeds its standard error; a measure whose design-based variance is below the
+#: anticipated one for most runs (it does not see what the sample did not draw); a measure for which the
+#: random sample drew no relevant pair in more than 15 % of the topics left to judge
+DELTA_MAX = 1.0
+SEEN_MIN = 1.0
+STARVED_MAX = 0.15
 
 
 @dataclass
 class _Diagnostics:
-    """Stage 6b for one measure: whether the design can back its intervals.
+    """Stage 6b for one measure: whether the design can back its intervals (column ``reliable``).
 
     ``bias`` per run: the estimated first-order ratio bias of the mean over topics (``Σ_t b̂_t / T``; 0
-    for the linear measures); ``starved``: the share of the topics with pairs left to sample where the
-    random sample drew no relevant pair (for nDCG: none with a positive gain); ``per_topic``: random
-    draws per topic."""
+    for the linear measures), which the estimate has subtracted; ``seen`` per run: the design-based
+    first-order variance over the anticipated (model-based) one
+    (:func:`~ir_incomplete.kernels.design.anticipated_variance`, the fitted relevance model over every
+    pair not judged with certainty); ``starved``: the share of the topics with pairs left to sample where
+    the random sample drew no relevant pair (for nDCG: none with a positive gain); ``per_topic``: random
+    draws per topic with pairs left to sample.
+
+    A row is reliable when ``|delta| <= DELTA_MAX`` (the first-order correction is small against the
+    standard error, so its own error is too), the median ``seen`` over the runs is at least ``SEEN_MIN``
+    (the sample has drawn enough to see the variance a model of relevance anticipates) and ``starved`` is
+    at most ``STARVED_MAX``; the last two are properties of the design and the measure: they flag every
+    row of the measure."""
 
     bias: np.ndarray
+    seen: np.ndarray
     starved: float
     per_topic: float
 
     @classmethod
-    def of(cls, result: MeasureEstimate, units: Units, est: Estimand) -> _Diagnostics:
+    def of(cls, result: MeasureEstimate, units: Units, est: Estimand, var: _Variance) -> _Diagnostics:
         n_topics = units.n_topics
         bias = np.zeros(result.value.shape[0]) if result.bias is None else result.bias.mean(axis=1)
         rand = units.random
@@ -574,43 +597,57 @@ class _Diagnostics:
         hit = level >= est.rel if est.kind != "nDCG" else level > 0
         open_topic = np.bincount(units.topic[units.pi < 1.0], minlength=n_topics) > 0
         found = np.bincount(units.random_topic[hit], minlength=n_topics) > 0
-        starved = float((open_topic & ~found).sum() / max(int(open_topic.sum()), 1))
-        per_topic = len(rand) / max(int(open_topic.sum()), 1)
-        return cls(bias, starved, per_topic)
+        n_open = max(int(open_topic.sum()), 1)
+        starved = float((open_topic & ~found).sum() / n_open) if open_topic.any() else 0.0
+        seen = np.ones(len(bias))
+        if result.anticipated is not None:
+            seen = _ratio(np.diag(var.gram), result.anticipated)
+            seen = np.where(np.isfinite(seen), seen, 1.0)  # nothing anticipated: nothing to see
+        return cls(bias, seen, starved, len(rand) / n_open)
 
-    def setting_ok(self) -> bool:
-        return self.starved <= _STARVED_MAX and self.per_topic >= _MIN_PER_TOPIC
+    @property
+    def seen_median(self) -> float:
+        return float(np.median(self.seen)) if len(self.seen) else 1.0
+
+    def measure_ok(self) -> bool:
+        """The measure's flags (every row): the variance is seen, no more than ``STARVED_MAX`` starved."""
+        return self.seen_median >= SEEN_MIN and self.starved <= STARVED_MAX
+
+    def reliable(self, delta: np.ndarray) -> np.ndarray:
+        return (np.abs(delta) <= DELTA_MAX) & self.measure_ok()
 
     def reasons(self, name: str, deltas: np.ndarray) -> list[str]:
-        """Why rows of this measure (their ``|delta|``) are flagged, in words."""
+        """Why rows of this measure (the ``|delta|`` of its flagged rows) are flagged, in words."""
         out = []
-        if self.starved > _STARVED_MAX:
+        if self.seen_median < SEEN_MIN:
+            out.append(
+                f"{name}: for most runs the design-based variance is {self.seen_median:.2g} of what a model of "
+                f"relevance anticipates over the pairs not drawn (column 'seen' below {SEEN_MIN:g})"
+            )
+        if self.starved > STARVED_MAX:
             out.append(
                 f"{name}: the random sample drew no relevant pair in {self.starved:.0%} of the topics with pairs "
-                f"left to judge (at most {_STARVED_MAX:.0%} allowed)"
+                f"left to judge (more than {STARVED_MAX:.0%})"
             )
-        if self.per_topic < _MIN_PER_TOPIC:
-            out.append(f"{name}: {self.per_topic:.0f} random judgments per topic (at least {_MIN_PER_TOPIC:.0f})")
-        if (deltas > _DELTA_MAX).any():
-            out.append(f"{name}: estimated ratio bias above {_DELTA_MAX:g} standard errors (|delta| > {_DELTA_MAX:g})")
+        if (deltas > DELTA_MAX).any():
+            out.append(f"{name}: estimated ratio bias above {DELTA_MAX:g} standard error (|delta| > {DELTA_MAX:g})")
         return out
 
     def needed(self, deltas: np.ndarray) -> float:
-        """About how many random judgments per topic would clear the flags: the ratio bias over the
-        standard error shrinks as ``1/√n``, so ``|delta|`` (its 80th percentile over the flagged rows)
-        needs ``n (|delta|/limit)²``; a topic draws no relevant pair with probability ``≈ exp(−λ n)``, so
-        the starved share ``s`` needs ``n ln(limit)/ln(s)``."""
+        """About how many random judgments per topic would clear the flags (a rough guide): ``|delta|``
+        shrinks as ``1/√n``, so its 80th percentile over the flagged rows needs ``n (|delta|/DELTA_MAX)²``;
+        a topic draws no relevant pair with probability about ``exp(−λ n)``, so a starved share ``s`` needs
+        ``n ln(STARVED_MAX)/ln(s)``; a variance seen at a share ``r`` of the anticipated one, ``n/r``."""
         n = max(self.per_topic, 1.0)
-        need = max(n, _MIN_PER_TOPIC)
-        big = deltas[np.isfinite(deltas)]
-        if len(big) and np.quantile(big, 0.8) > _DELTA_MAX:
-            need = max(need, n * (np.quantile(big, 0.8) / _DELTA_MAX) ** 2)
-        if self.starved > _STARVED_MAX:
-            need = max(need, n * np.log(_STARVED_MAX) / np.log(self.starved) if self.starved < 1 else 10 * n)
+        need = n
+        finite = deltas[np.isfinite(deltas)]
+        if len(finite) and np.quantile(finite, 0.8) > DELTA_MAX:
+            need = max(need, n * (np.quantile(finite, 0.8) / DELTA_MAX) ** 2)
+        if self.starved > STARVED_MAX:
+            need = max(need, n * np.log(STARVED_MAX) / np.log(self.starved) if self.starved < 1 else 10 * n)
+        if self.seen_median < SEEN_MIN:
+            need = max(need, n * SEEN_MIN / max(self.seen_median, 0.01))
         return float(need)
-
-    def reliable(self, delta: np.ndarray) -> np.ndarray:
-        return (np.abs(delta) <= _DELTA_MAX) & self.setting_ok()
 
 
 def _estimate(
@@ -683,7 +720,7 @@ def _estimate(
             continue
         value = result.value.mean(axis=1)
         var = _Variance.of(result, units, n_topics)
-        diag = _Diagnostics.of(result, units, est)
+        diag = _Diagnostics.of(result, units, est, var)
         diagnostics[est.name] = diag
         if req.pairs:  # True, or "both" (run means, then pairs: one pass for callers that want both tables)
             if selected is None:  # chosen at the first measure (pair_runs=N: by its estimates)
@@ -709,7 +746,10 @@ def _estimate(
         "control": req.control,
         "depth": req.depth,
         "topics": n_topics,
-        "diagnostics": {name: {"starved": d.starved, "per_topic": d.per_topic} for name, d in diagnostics.items()},
+        "diagnostics": {
+            name: {"seen": d.seen_median, "starved": d.starved, "per_topic": d.per_topic}
+            for name, d in diagnostics.items()
+        },
     }
     if req.pairs == "both" and not req.per_query:
         tables = []
@@ -735,18 +775,19 @@ def _run_table(
     """Stage 7: the run means' rows of one measure."""
     se = np.sqrt(np.clip(np.diag(var.cov), 0.0, None))
     df = var.run_df()
-    q = _quantile(interval, df)
+    half = _quantile(interval, df) * np.sqrt(se**2 + diag.bias**2)
     delta = _ratio(diag.bias, se)
     return pd.DataFrame(
         {
             "run": names,
             "measure": est.name,
             "value": value,
-            "lo": value - q * se,
-            "hi": value + q * se,
+            "lo": value - half,
+            "hi": value + half,
             "se": se,
             "df": df,
             "outside": share,
+            "seen": diag.seen,
             "delta": delta,
             "reliable": diag.reliable(delta),
         }
@@ -766,9 +807,10 @@ def _pair_table(
     """Stage 7: the rows of the differences ``a − b`` of one measure."""
     diff = value[a] - value[b]
     se, df = var.pair_se_df(a, b)
-    q = _quantile(interval, df)
-    lo, hi = diff - q * se, diff + q * se
-    delta = _ratio(diag.bias[a] - diag.bias[b], se)
+    bias = diag.bias[a] - diag.bias[b]
+    half = _quantile(interval, df) * np.sqrt(se**2 + bias**2)
+    lo, hi = diff - half, diff + half
+    delta = _ratio(bias, se)
     return pd.DataFrame(
         {
             "run_a": np.asarray(names, dtype=object)[a],

@@ -72,24 +72,9 @@ def _predicted(universe: Universe, predictions: Any, levels: np.ndarray) -> np.n
     return out
 
 
-#: how the control variate scales the pooled cells per topic (switch kept for measurement; see
-#: :func:`_control_variate`): ``"shrunk"`` (empirical Bayes) or ``"ratio"`` (the π-weighted ratio)
-_TOPIC_SCALE = "ratio"
-#: whether the cells are split by the tercile of the topic's relevant share among its certainty pairs
-_CERTAINTY_TERCILE = False
-
-
-def _cells(
-    universe: Universe,
-    control: str,
-    predicted: np.ndarray | None,
-    certain: np.ndarray | None = None,
-    relevant: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(cells, coarse)`` of every unit: ``coarse`` the fusion-score bin (× the predicted grade with
-    labels), ``cells`` the same split by the tercile of each topic's relevant share among its certainty
-    pairs (``certain``: bool per unit; ``relevant``: bool per unit, judged relevant), a fourth group for
-    topics without certainty pairs; ``cells == coarse`` when no topic has certainty pairs."""
+def _cells(universe: Universe, control: str, predicted: np.ndarray | None) -> np.ndarray:
+    """The cell of every unit: the bin of its fusion score (``model``: 10 quantile bins of the log
+    reciprocal-rank-fusion score), × its predicted grade (``labels``)."""
     cells = np.zeros(universe.n_units, dtype=np.int64)
     if "model" in control:
         score = np.log(universe.rrf + 1e-12)
@@ -97,18 +82,7 @@ def _cells(
         cells = np.searchsorted(np.unique(edges), score, side="right")
     if "labels" in control and predicted is not None:
         cells = cells * (int(predicted.max(initial=0)) + 2) + (predicted + 1)
-    coarse = cells
-    if _CERTAINTY_TERCILE and certain is not None and relevant is not None and certain.any():
-        topic = universe.unit_topic
-        n_topics = len(universe.topic_ids)
-        judged = np.bincount(topic[certain], minlength=n_topics)
-        rel = np.bincount(topic[certain & relevant], minlength=n_topics)
-        has = judged > 0
-        share = np.where(has, rel / np.maximum(judged, 1), 0.0)
-        edges = np.quantile(share[has], [1 / 3, 2 / 3])
-        group = np.where(has, np.searchsorted(edges, share, side="right"), 3)
-        cells = coarse * 4 + group[topic]
-    return cells, coarse
+    return cells
 
 
 def _cell_shares(
@@ -126,45 +100,8 @@ def _cell_shares(
     return share / np.where(total > 0, total, 1.0)[:, None], count, cell_of
 
 
-def _shrunk_scale(observed: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """Per topic, the empirical-Bayes (Gamma–Poisson) scale of a pooled relevance model: the topic's
-    count of sampled pairs of a grade ``n_t`` is taken as Poisson with mean ``β_t m_t`` (``m_t`` the
-    model's expected count over the same pairs), ``β_t ~ Gamma(a, a)`` (mean 1, variance ``1/a``), so
-    the posterior mean is ``β_t = (n_t + a)/(m_t + a)``: never negative, near 1 where a topic's sample
-    says little, near ``n_t/m_t`` where it says much. ``a`` by moments, ``1/a = Σ_t ((n_t − m_t)² −
-    n_t) / Σ_t m_t²`` (the over-dispersion beyond Poisson's), at least 0.5; no over-dispersion: ``β = 1``."""
-    excess = float(((observed - expected) ** 2 - observed).sum())
-    spread = float((expected**2).sum())
-    if excess <= 0 or spread <= 0:
-        return np.ones(len(observed))
-    a = max(spread / excess, 0.5)
-    return (observed + a) / (expected + a)
-
-
-def _shrunk_ratio(
-    judged: np.ndarray, predicted: np.ndarray, t: np.ndarray, y: np.ndarray, f: np.ndarray, pi: np.ndarray
-) -> np.ndarray:
-    """Per topic, the π-weighted ratio ``r_t = Σ_S y/π / Σ_S f/π`` shrunk toward 1 (the pooled model) by
-    its precision: ``β_t = 1 + (r_t − 1) τ²/(τ² + v_t)``, ``v_t = Σ_S (1 − π)(y − r_t f)²/π² / (Σ_S f/π)²``
-    the ratio's estimated sampling variance and ``τ²`` the spread of the true ratios across topics, by
-    moments: the mean over topics of ``(r_t − 1)² − v_t``, at least 0 (Fay–Herriot's combination of a
-    direct and a synthetic estimate). A topic whose sample measures its ratio well keeps it; one whose
-    sample holds few relevant pairs takes the pooled model's rate. Never negative."""
-    n_topics = len(judged)
-    ok = predicted > 0
-    r = np.where(ok, judged / np.where(ok, predicted, 1.0), 1.0)
-    resid = (1.0 - pi) * ((y - r[t] * f) / pi) ** 2
-    v = np.where(ok, np.bincount(t, weights=resid, minlength=n_topics) / np.where(ok, predicted, 1.0) ** 2, np.inf)
-    finite = ok & np.isfinite(v)
-    if not finite.any():
-        return np.ones(n_topics)
-    tau2 = max(float(np.mean((r[finite] - 1.0) ** 2 - v[finite])), 0.0)
-    weight = np.where(finite, tau2 / np.where(tau2 + v > 0, tau2 + v, 1.0), 0.0)
-    return 1.0 + (r - 1.0) * weight
-
-
 def _control_variate(
-    cells: np.ndarray | tuple[np.ndarray, np.ndarray],
+    cells: np.ndarray,
     rand: np.ndarray,
     grade: np.ndarray,
     pi: np.ndarray,
@@ -173,37 +110,25 @@ def _control_variate(
     topic: np.ndarray | None = None,
 ) -> np.ndarray:
     """``f_level`` [units × levels]: the π-weighted share of each grade among the random sampled pairs of
-    the unit's cell (``cells``, or ``(cells, coarse)``: a cell with fewer than ``min_cell`` random pairs
-    uses its coarse cell's share, and one with fewer there all random pairs'), scaled per topic
-    (``topic`` given) by :func:`_shrunk_scale` of the topic's sampled count of the grade against the
-    model's."""
-    fine, coarse = cells if isinstance(cells, tuple) else (cells, cells)
-    f = np.zeros((len(fine), n_levels))
+    the unit's cell (all random pairs' when the cell has fewer than ``min_cell``), scaled per topic when
+    ``topic`` is given (see below)."""
+    f = np.zeros((len(cells), n_levels))
     if len(rand) == 0:
         return f
     w = 1.0 / pi[rand]
     overall = np.bincount(grade[rand], weights=w, minlength=n_levels) / w.sum()
-    share_c, count_c, of_c = _cell_shares(coarse, rand, grade, w, n_levels)
-    coarse_share = np.where((count_c >= min_cell)[:, None], share_c, overall[None, :])[of_c]
-    share_f, count_f, of_f = _cell_shares(fine, rand, grade, w, n_levels)
-    f = np.where((count_f >= min_cell)[of_f][:, None], share_f[of_f], coarse_share)
+    share, count, cell_of = _cell_shares(cells, rand, grade, w, n_levels)
+    f = np.where((count >= min_cell)[:, None], share, overall[None, :])[cell_of]
     if topic is None:
         return f
+    # scaled within each topic so that the π-weighted sums over the topic's random pairs agree
+    # (f_u = β_t p_c(u), β_t = Σ_S 1[y = g]/π / Σ_S p_c/π): topics differ in how many relevant
+    # documents they have, which cells pooled over topics cannot know
     n_topics = int(topic.max(initial=-1)) + 1
     t = topic[rand]
     for lev in range(1, n_levels):
-        if _TOPIC_SCALE == "ratio":  # β_t = Σ_S 1[y = g]/π / Σ_S p_c/π
-            judged = np.bincount(t, weights=w * (grade[rand] == lev), minlength=n_topics)
-            predicted = np.bincount(t, weights=w * f[rand, lev], minlength=n_topics)
-            beta = np.where(predicted > 0, judged / np.where(predicted > 0, predicted, 1.0), 0.0)
-        elif _TOPIC_SCALE == "fh":
-            y = (grade[rand] == lev).astype(float)
-            judged = np.bincount(t, weights=w * y, minlength=n_topics)
-            predicted = np.bincount(t, weights=w * f[rand, lev], minlength=n_topics)
-            beta = _shrunk_ratio(judged, predicted, t, y, f[rand, lev], pi[rand])
-        else:
-            observed = np.bincount(t, weights=(grade[rand] == lev).astype(float), minlength=n_topics)
-            expected = np.bincount(t, weights=f[rand, lev], minlength=n_topics)
-            beta = _shrunk_scale(observed, expected)
+        judged = np.bincount(t, weights=w * (grade[rand] == lev), minlength=n_topics)
+        predicted = np.bincount(t, weights=w * f[rand, lev], minlength=n_topics)
+        beta = np.where(predicted > 0, judged / np.where(predicted > 0, predicted, 1.0), 0.0)
         f[:, lev] *= beta[topic]
     return f

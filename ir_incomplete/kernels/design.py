@@ -68,12 +68,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: measurement switches: floor the ratio's denominator at what the judged pairs prove (R̂ ≥ the judged
-#: relevant, each grade's count ≥ its judged count), and apply the ratio correction only in topics whose
-#: denominator's coefficient of variation is at most ``_CV_MAX`` (the Taylor series diverges beyond 1)
-_FLOOR = True
-_CV_MAX = np.inf
-
 __all__ = ["Units", "Items", "MeasureEstimate", "estimate_measure", "ideal_dcg", "MEASURE_KINDS"]
 
 #: the measure families estimated here
@@ -101,6 +95,9 @@ class Units:
     #: ``[strata × 2]`` ``N_h, n_h``; ``None`` for Poisson sampling
     stratum: np.ndarray | None = None
     strata: np.ndarray | None = None
+    #: a relevance model ``[units × levels]`` (probability of each grade, pooled over topics) for the
+    #: anticipated variance (:func:`anticipated_variance`); ``None``: not computed
+    p_model: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.n_units = len(self.topic)
@@ -179,10 +176,11 @@ class MeasureEstimate:
     second: object | None = None
     #: ratios only: the numerator ``[runs × topics]`` (AP's ``N̂``, nDCG's ``DCĜ``)
     numerator: np.ndarray | None = None
-    #: ratios only: the estimated first-order ratio bias of ``raw`` ``[runs × topics]`` (whether or not the
-    #: correction was applied) and the coefficient of variation of the denominator ``[topics]``
+    #: the anticipated (model-based) variance of each run's sum over topics ``[runs]``, or ``None``
+    anticipated: np.ndarray | None = None
+    #: ratios only: the estimated first-order ratio bias of ``raw`` ``[runs × topics]`` (``value`` is ``raw``
+    #: minus it)
     bias: np.ndarray | None = None
-    den_cv: np.ndarray | None = None
 
 
 def _seg_exclusive_cumsum(x: np.ndarray, ranking: np.ndarray) -> np.ndarray:
@@ -265,13 +263,30 @@ def estimate_measure(
         coef = np.full(len(rank), 1.0 / k) if kind == "P" else (1.0 - p) * p ** rank.astype(float)
         value = _seg_total(coef * yhat[unit], ranking, n_rank).reshape(R, T)
         add_items(z, coef, units.error(binary), None)
-        return MeasureEstimate(value, value, z)
+        out = MeasureEstimate(value, value, z)
+        out.anticipated = anticipated_variance(
+            units, ranking, rank, unit, R, T, coef, np.zeros((R, T)), np.zeros((T, len(levels))), binary
+        )
+        return out
     if kind == "R":
         yhat = units.pseudo(binary)
         r_hat = np.bincount(units.topic, weights=yhat, minlength=T)
         value = np.broadcast_to(r_hat, (R, T)).copy()
         z[:, :] = units.error(binary)[None, :]
-        return MeasureEstimate(value, value, z)
+        out = MeasureEstimate(value, value, z)
+        out.anticipated = anticipated_variance(
+            units,
+            ranking,
+            rank,
+            unit,
+            R,
+            T,
+            np.zeros(len(rank)),
+            -np.ones((R, T)),
+            np.broadcast_to(binary, (T, len(levels))),
+            binary,
+        )
+        return out
     if kind == "AP":
         yhat = units.pseudo(binary)
         e = units.error(binary)
@@ -304,13 +319,15 @@ def estimate_measure(
             dnum = dnum + extra * (before_h / m + after_h)
         den = np.bincount(units.topic, weights=yhat, minlength=T)  # R̂ per topic
         d_err = e  # the denominator's derivative is 1 for every unit
-        if _FLOOR:  # R̂ is at least the relevant pairs judged: where it is less, it is that and does not move
-            judged = np.bincount(units.topic, weights=units.onehot @ binary, minlength=T)
-            held = den < judged
-            den = np.where(held, judged, den)
-            d_err = np.where(held[units.random_topic], 0.0, d_err)
+        # R̂ is at least the relevant pairs judged: where it is less, it is that and does not move
+        judged = np.bincount(units.topic, weights=units.onehot @ binary, minlength=T)
+        held = den < judged
+        den = np.where(held, judged, den)
+        d_err = np.where(held[units.random_topic], 0.0, d_err)
         v = np.zeros(units.n_units)
         v[rand] = (1.0 - units.pi[rand]) * e**2
+        slope_levels = binary[None, :] * (~held)[:, None]
+        num_levels = binary
     elif kind == "nDCG":
         gains = np.where(levels > 0, levels, 0).astype(float)
         ghat = units.pseudo(gains)
@@ -322,17 +339,21 @@ def estimate_measure(
         counts = np.zeros((T, len(pos)))
         for j, lev in enumerate(pos):  # a few grades
             counts[:, j] = np.bincount(units.topic, weights=units.pseudo(np.eye(len(levels))[lev]), minlength=T)
-        held = np.zeros_like(counts, dtype=bool)
-        if _FLOOR:  # each grade's count is at least its judged pairs
-            judged = np.stack([np.bincount(units.topic, weights=units.onehot[:, lev], minlength=T) for lev in pos], 1)
-            held = counts < judged.reshape(counts.shape)
-            counts = np.where(held, judged.reshape(counts.shape), counts)
+        # each grade's count is at least its judged pairs
+        judged = np.zeros_like(counts)
+        for j, lev in enumerate(pos):
+            judged[:, j] = np.bincount(units.topic, weights=units.onehot[:, lev], minlength=T)
+        held = counts < judged
+        counts = np.where(held, judged, counts)
         den, d_idcg = ideal_dcg(counts, gains[pos], k)
         d_idcg = d_idcg * ~held
         # the denominator's error of each random unit: Σ_g ∂IDCG/∂n_g (1[y=g] − f_g) / π
         r = rand
         ind = units.onehot[r][:, pos] - units.f_level[r][:, pos]
         d_err = (ind * d_idcg[units.random_topic]).sum(axis=1) / units.pi[r]
+        slope_levels = np.zeros((T, len(levels)))
+        slope_levels[:, pos] = d_idcg
+        num_levels = gains
     else:
         raise ValueError(f"unknown measure kind {kind!r}; choices: {', '.join(MEASURE_KINDS)}")
     safe = np.where(den > 0, den, 1.0)
@@ -343,7 +364,6 @@ def estimate_measure(
     t_r = units.random_topic
     z -= raw[:, t_r] * (d_err * inv[t_r])[None, :]
     # bias of the ratio: Σ_u (1 − π_u) z_u d_u e_u/π_u / D, per topic
-    den_cv = np.sqrt(np.bincount(t_r, weights=(1.0 - units.pi[rand]) * d_err**2, minlength=T)) * inv
     if units.stratum is None:
         weight = (1.0 - units.pi[rand]) * d_err * inv[t_r]
         for_topic = np.zeros((n_rand, T))
@@ -356,8 +376,53 @@ def estimate_measure(
         if kind == "AP"
         else None
     )
-    applied = np.where(den_cv <= _CV_MAX, correction, 0.0)
-    return MeasureEstimate(raw + applied, raw, z, second, num, -correction, den_cv)
+    out = MeasureEstimate(raw + correction, raw, z, second, num, None, -correction)
+    out.anticipated = anticipated_variance(
+        units, ranking, rank, unit, R, T, dnum * inv[ranking % T], raw * inv[None, :], slope_levels, num_levels
+    )
+    return out
+
+
+def anticipated_variance(
+    units: Units,
+    ranking: np.ndarray,
+    rank: np.ndarray,
+    unit: np.ndarray,
+    R: int,
+    T: int,
+    c_item: np.ndarray,
+    c_den: np.ndarray,
+    slope: np.ndarray,
+    value_levels: np.ndarray,
+) -> np.ndarray | None:
+    """The anticipated (model-based) variance of each run's estimate summed over topics ``[runs]``:
+    ``Σ_t Σ_u (1 − π_u)/π_u · Var_p(h_{s,t,u}(y_u))`` over every unit drawn at random or not (``π < 1``),
+    ``y_u`` distributed as the relevance model ``units.p_model`` says, and ``h`` the linearised effect of
+    unit ``u``'s grade on run ``s``'s topic-``t`` estimate: ``c_item · value(y) − c_den[s,t] · slope[t, y]``
+    for a unit in the run's top ``k`` (``c_item``: the item's coefficient; ``value``: the grade's value
+    in the numerator), ``−c_den[s,t] · slope[t, y]`` for the others (``slope``: the denominator's
+    derivative with respect to the unit's grade). Unlike the design-based variance, it sees the pairs the
+    sample did not draw (a relevant document nobody drew moves the estimate; Särndal, Swensson & Wretman
+    1992, §6.7's anticipated variance). ``None`` without a model."""
+    pm = units.p_model
+    if pm is None:
+        return None
+    w = np.where(units.pi < 1.0, (1.0 - units.pi) / units.pi, 0.0)
+    slope = np.asarray(slope, dtype=float)
+    s_u = slope[units.topic]  # [units × levels]
+    mean_s = (pm * s_u).sum(axis=1)
+    var_s = (pm * s_u**2).sum(axis=1) - mean_s**2
+    base = np.bincount(units.topic, weights=w * var_s, minlength=T)  # Σ_u w Var(slope) per topic
+    total = (c_den**2 * base[None, :]).sum(axis=1)
+    on = w[unit] > 0
+    if on.any():
+        r_i, t_i, u_i = ranking[on] // T, ranking[on] % T, unit[on]
+        cd = c_den[r_i, t_i]
+        h = c_item[on][:, None] * value_levels[None, :] - cd[:, None] * s_u[u_i]
+        mh = (pm[u_i] * h).sum(axis=1)
+        var_h = (pm[u_i] * h**2).sum(axis=1) - mh**2
+        total = total + np.bincount(r_i, weights=w[u_i] * (var_h - cd**2 * var_s[u_i]), minlength=R)
+    return np.clip(total, 0.0, None)
 
 
 def _srs_cross(z: np.ndarray, w: np.ndarray, t_r: np.ndarray, units: Units, T: int) -> np.ndarray:
