@@ -18,7 +18,10 @@ reads the settings back into ``attrs`` and refuses a file whose rows differ), a 
 the program, its version and the arguments (the input file names; ``-o`` left out, so the same command
 gives the same bytes wherever it writes), then the tab-separated table ``query_id, doc_id, pi, stratum,
 round`` (and ``stratum_id`` with ``--design stratified``, the fixed-size design: exactly ``--budget``
-judgments, drawn without replacement from ``--strata`` groups). Judge every pair of it: the pairs of
+judgments, drawn without replacement from ``--strata`` groups). ``--allocation topics`` (Poisson design
+only) gives each topic its own expected number of random judgments, at least ``--min-per-topic`` (default
+10) and beyond that a Neyman share (``allocation="topics"`` of :func:`ir_incomplete.judging.sample`); the
+settings line records it. Judge every pair of it: the pairs of
 stratum ``judged`` (``--qrels``, ``--previous``) have their judgments already; ``--to-judge FILE`` writes
 the others, the pairs to send to assessors, as a tab-separated ``query_id, doc_id`` table with a header.
 
@@ -78,9 +81,9 @@ from ir_incomplete.cli.common import (
     write_lines,
 )
 
-# the choices of --prior and --control: those of ir_incomplete.judging.sample and ir_incomplete.estimate
+# the choices of --prior, --allocation and --control: those of ir_incomplete.judging.sample and ir_incomplete.estimate
 from ir_incomplete.estimation.control import CONTROLS  # noqa: E402
-from ir_incomplete.estimation.universe import PRIORS  # noqa: E402
+from ir_incomplete.estimation.universe import ALLOCATIONS, MIN_PER_TOPIC, PRIORS  # noqa: E402
 
 __all__ = ["sample_main", "estimate_main", "PRIORS", "CONTROLS"]
 
@@ -236,6 +239,25 @@ def _sample_parser() -> Parser:
     p.add_argument(
         "--strata", type=int, default=10, metavar="H", help="with --design stratified: groups of pairs (default 10)"
     )
+    p.add_argument(
+        "--allocation",
+        default="global",
+        choices=ALLOCATIONS,
+        help="how the random part of the budget (--budget minus --certain) is spread over topics: global "
+        "(default: pi = min(1, c*q) with one c over all pairs not judged, so each topic gets its share of the "
+        "prior's mass) or topics (each topic expects its own number of random judgments, at least "
+        "--min-per-topic, beyond that a Neyman share from its estimated relevant documents left; pi = "
+        "min(1, c_t*q) within the topic; --design poisson only)",
+    )
+    p.add_argument(
+        "--min-per-topic",
+        dest="min_per_topic",
+        type=int,
+        default=MIN_PER_TOPIC,
+        metavar="N",
+        help=f"with --allocation topics: random judgments each topic expects at least (default {MIN_PER_TOPIC}; "
+        "fewer where a topic has fewer pairs not judged; equal shares when the budget cannot give every topic N)",
+    )
     p.add_argument("--previous", default=None, metavar="DESIGN", help="an earlier round's design: start a new round")
     p.add_argument(
         "--judgments",
@@ -358,6 +380,16 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> tuple[str, str | N
         raise CliError(f"--uniform {args.uniform} is not a share in [0, 1] (e.g. 0.1)")
     if args.strata < 1:
         raise CliError(f"--strata {args.strata} is not valid; expected a number of groups >= 1")
+    if args.min_per_topic < 0:
+        raise CliError(
+            f"--min-per-topic {args.min_per_topic} is not valid; expected a number of judgments >= 0 (with "
+            f"--allocation topics)"
+        )
+    if args.allocation == "topics" and args.design != "poisson":
+        raise CliError(
+            f"--allocation topics is not drawn with --design {args.design}: it sets pi topic by topic in the Poisson "
+            f"design; use --design poisson with --allocation topics, or --design {args.design} with --allocation global"
+        )
     _refuse_inputs_as_outputs(args, paths)
     if args.to_judge is not None:
         if args.output is not None and _same_file(args.to_judge, args.output):
@@ -395,6 +427,8 @@ def _sample(args: argparse.Namespace, argv: Sequence[str]) -> tuple[str, str | N
                 score_precision=args.score_precision,
                 design=args.design,
                 strata=args.strata,
+                allocation=args.allocation,
+                min_per_topic=args.min_per_topic,
                 progress=args.progress,
             )
         except (ValueError, TypeError) as exc:

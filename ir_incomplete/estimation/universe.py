@@ -16,10 +16,25 @@ if TYPE_CHECKING:
 else:
     from ir_incomplete._lazy import pandas as pd
 
-__all__ = ["Universe", "Estimand", "parse_estimand", "check_universe", "examples", "PRIORS"]
+__all__ = [
+    "Universe",
+    "Estimand",
+    "parse_estimand",
+    "check_universe",
+    "examples",
+    "PRIORS",
+    "ALLOCATIONS",
+    "MIN_PER_TOPIC",
+]
 
 #: the priors :func:`ir_incomplete.judging.sample` knows by name (each from the universe's rankings)
 PRIORS = ("ap+rbp", "ap", "rbp-fusion", "rrf", "uniform")
+#: how :func:`ir_incomplete.judging.sample` spreads the random part of the budget: over all open pairs at
+#: once, or topic by topic (:mod:`ir_incomplete.judging.designs`)
+ALLOCATIONS = ("global", "topics")
+#: the default of ``sample(min_per_topic=)``: the random judgments each topic expects at least with
+#: ``allocation="topics"`` (fewer where the topic has fewer open pairs; equal shares where the budget is short)
+MIN_PER_TOPIC = 10
 
 _RRF_K = 60
 _RBP_P = 0.8  # the persistence of the RBP prior (Universe.rbp_prior)
