@@ -252,7 +252,9 @@ def test_pairs_are_differences_with_their_own_standard_error():
     measures = ["P@5", "RBP(p=0.8)@6", "AP@6", "nDCG@5", "R"]
     means = estimate(runs, judgments, design, measures, control="none")
     pairs = estimate(runs, judgments, design, measures, pairs=True, control="none")
-    assert list(pairs.columns) == ["run_a", "run_b", "measure", "value", "lo", "hi", "se", "df", "significant"]
+    assert list(pairs.columns) == [
+        *["run_a", "run_b", "measure", "value", "lo", "hi", "se", "df", "significant", "delta", "reliable"]
+    ]
     for m in measures:
         got = pairs[pairs["measure"] == m]
         assert list(zip(got["run_a"], got["run_b"], strict=True)) == list(itertools.combinations(names, 2))
