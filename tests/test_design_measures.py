@@ -318,8 +318,13 @@ def test_compare_pairs_use_the_design_based_pair_intervals(synth, correction):
     assert (rows["ci_low"].to_numpy() == want["lo"].to_numpy()).all()
     assert (rows["ci_high"].to_numpy() == want["hi"].to_numpy()).all()
     assert (rows["significant"].to_numpy() == want["significant"].to_numpy()).all()
-    p = 2 * student.sf(np.abs(want["value"].to_numpy()) / want["se"].to_numpy(), want["df"].to_numpy())
+    # p from the interval's own standard error √(se² + b̂²), b̂ = delta·se (the ratio-bias correction it allows for)
+    se, delta = want["se"].to_numpy(), want["delta"].to_numpy()
+    assert np.isfinite(delta).all()
+    p = 2 * student.sf(np.abs(want["value"].to_numpy()) / (se * np.sqrt(1 + delta**2)), want["df"].to_numpy())
     assert np.abs(rows["p_value"].to_numpy() - p).max() <= 1e-12
+    if correction is None:  # the test and the interval agree: p < 1 − level exactly when the interval excludes 0
+        assert ((rows["p_value"] < 1 - level) == rows["significant"]).all()
     assert rows["significant"].any() and not rows["significant"].all()
     assert table.attrs["design_measures"] == [measure]
     # every other measure keeps its paired t-test

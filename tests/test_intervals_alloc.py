@@ -413,3 +413,23 @@ def test_a_pair_practically_never_drawn_is_refused_per_topic():
     ):
         sample(runs, 20, prior=table, uniform=0.0, allocation="topics")
     sample(runs, 20, prior=table, uniform=0.1, allocation="topics")  # the uniform share lifts it
+
+
+@pytest.mark.filterwarnings("ignore:.*rows have intervals this design cannot back:UserWarning")
+@pytest.mark.filterwarnings("ignore:.*have an interval of width 0:UserWarning")
+def test_rounds_and_simulate_design_pass_the_allocation_through():
+    """sample_rounds and simulate_design draw each round with the allocation asked for (they ignored it: a
+    topics design replayed as global), and refuse a wrong one with sample's own message."""
+    from ir_incomplete.judging import sample_rounds, simulate_design
+
+    runs = _runs(seed=5)
+    oracle = _grades(_universe_pairs(runs))
+    rounds = sample_rounds(runs, 12, 2, oracle, prior="ap", allocation="topics", min_per_topic=2, seed=1)
+    assert rounds.design.attrs["allocation"] == "topics"
+    assert rounds.design.attrs["min_per_topic"] == 2
+    plain = sample_rounds(runs, 12, 2, oracle, prior="ap", seed=1)
+    assert plain.design.attrs["allocation"] == "global"
+    out = simulate_design(runs, oracle, dict(budget=12, allocation="topics", min_per_topic=2, prior="ap"), repeats=2)
+    assert len(out) > 0
+    with pytest.raises(ValueError, match="allocation='everywhere' is not valid; choices: global, topics"):
+        simulate_design(runs, oracle, dict(budget=12, allocation="everywhere"), repeats=1)

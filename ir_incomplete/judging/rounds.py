@@ -25,6 +25,7 @@ import pandas as pd
 
 from ir_incomplete._progress import check_progress, progress_bar
 from ir_incomplete.estimation.truth import check_oracle
+from ir_incomplete.estimation.universe import MIN_PER_TOPIC
 from ir_incomplete.judging._candidates import _judgment_frame, check_budget, is_empty_qrels
 from ir_incomplete.judging.designs import sample
 
@@ -153,6 +154,8 @@ def sample_rounds(
     progress: bool | None = None,
     design: str = "poisson",
     strata: int = 10,
+    allocation: str = "global",
+    min_per_topic: int = MIN_PER_TOPIC,
 ) -> DesignRounds:
     """Draw and judge a design in ``rounds``, each round's prior updated with the judgments so far.
 
@@ -178,9 +181,10 @@ def sample_rounds(
         table: the same every round, but with ``predictions`` the labels' calibration still learns).
     qrels
         Judgments already made (certainty stratum of round 1, graded as given, not counted).
-    depth, predictions, uniform, score_precision, design, strata
+    depth, predictions, uniform, score_precision, design, strata, allocation, min_per_topic
         As in :func:`~ir_incomplete.judging.sample`, every round (``design="stratified"``: each round
-        draws exactly its budget, in ``strata`` groups of its open pairs). Each is checked by
+        draws exactly its budget, in ``strata`` groups of its open pairs; ``allocation="topics"``: each
+        round spreads its budget over the topics). Each is checked by
         :func:`~ir_incomplete.judging.sample` itself, with its messages.
     certain
         Round 1 only: its top ``certain`` pairs of the priority pool are judged with ``pi = 1``, out of
@@ -240,6 +244,8 @@ def sample_rounds(
             score_precision=score_precision,
             design=design,
             strata=strata,
+            allocation=allocation,
+            min_per_topic=min_per_topic,
         )
         keys = pd.MultiIndex.from_arrays([drawn["query_id"].astype(str), drawn["doc_id"].astype(str)])
         seen = pd.MultiIndex.from_arrays([known["query_id"].astype(str), known["doc_id"].astype(str)])

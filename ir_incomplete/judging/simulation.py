@@ -40,7 +40,18 @@ DEFAULT_MEASURES = ("AP", "nDCG@10")
 #: the statistics of each point of the curve
 CURVE_STATISTICS = ("tau", "tau_ap", "rmse")
 #: the settings of a sampling design that :func:`simulate_design` replays (:func:`~ir_incomplete.judging.sample_rounds`)
-DESIGN_KEYS = ("budget", "rounds", "prior", "depth", "uniform", "certain", "design", "strata")
+DESIGN_KEYS = (
+    "budget",
+    "rounds",
+    "prior",
+    "depth",
+    "uniform",
+    "certain",
+    "design",
+    "strata",
+    "allocation",
+    "min_per_topic",
+)
 
 
 def _read_runs(runs: Any) -> dict[str, pd.DataFrame]:

@@ -502,7 +502,9 @@ def _judged(qrels, negative: str):
 def _design_differences(measure, runs, judged, score_precision: str, names: list[str], i, j, alpha, correction):
     """``(p, p_adjusted, significant, level, low, high)`` of the comparisons ``names[i] − names[j]`` of a
     design-based measure, from ``ir_incomplete.estimate(..., pairs=True)`` over every run: p two-sided
-    Student's t from value / se with estimate()'s ``df``, adjusted by ``correction``; ``significant``,
+    Student's t from value / se with estimate()'s ``df``, ``se`` the interval's (``√(se² + b̂²)``, the
+    standard error widened by the ratio-bias correction: its half-width over the t quantile), adjusted by
+    ``correction``; ``significant``,
     ``low`` and ``high`` are estimate()'s (its interval at the level :func:`ci_level` gives excludes 0)."""
     from scipy.stats import t as student
 
@@ -527,6 +529,10 @@ def _design_differences(measure, runs, judged, score_precision: str, names: list
     m = len(i)
     first = ci_level(alpha, correction, m)
     value, se, df, low, high, significant = at(first)
+    # the interval's own standard error, √(se² + b̂²) (estimate() widens it by the ratio-bias correction it
+    # applies): its half-width over the t quantile, so that p < 1 − level exactly when the interval excludes 0
+    quantile = student.ppf(0.5 + first / 2.0, np.maximum(df, 1.0))
+    se = (high - low) / (2.0 * quantile)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.where(se > 0, 2.0 * student.sf(np.abs(value) / se, np.maximum(df, 1.0)), np.where(value == 0, 1.0, 0.0))
     adjusted = adjust_p_values(p, correction)
