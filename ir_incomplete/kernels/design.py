@@ -68,7 +68,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Units", "Items", "MeasureEstimate", "estimate_measure", "ideal_dcg", "MEASURE_KINDS"]
+__all__ = [
+    "Units",
+    "Items",
+    "MeasureEstimate",
+    "estimate_measure",
+    "ideal_dcg",
+    "anticipated_variance",
+    "MEASURE_KINDS",
+]
 
 #: the measure families estimated here
 MEASURE_KINDS = ("P", "RBP", "R", "AP", "nDCG")
