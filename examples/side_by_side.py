@@ -9,7 +9,8 @@ Methods (``--methods``, by key):
   ties by canonical pair order), on top of the setting's starting judgments; scored with the plain measures
   (unjudged = nonrelevant): ``design_evidence.priority_pool`` / ``pool_scores``;
 * ``mtf``: MoveToFront (:class:`ir_incomplete.judging.MoveToFront`, per topic), plain measures, replayed
-  with :func:`ir_incomplete.judging.simulate` in rounds of ``--step``;
+  with :func:`ir_incomplete.judging.simulate` in rounds of ``--step`` (the oracle: the universe's grades, so a
+  pair outside the runs' top 100 counts nonrelevant, as in the truth);
 * ``judge-next``: :class:`ir_incomplete.judging.JudgeNext` (MTC's criterion) in rounds of ``--step``, run once
   per measure with that measure as its target (``AP@100``, ``nDCG@10``), and with the labels as its relevance
   prior when a labeler is given; scored with the plain measures on the pairs it chose (judge-next reports no
@@ -27,7 +28,8 @@ Methods (``--methods``, by key):
   multiplied by √(p̂(1 − p̂)) of the labels calibrated on the judgments (π grows where the calibrated label is
   unsure); estimated with ``predictions=`` the labels. Needs a labeler (skipped with labels ``none``).
 
-Settings (``--settings``, by name): ``COVID 1,000`` / ``2,000`` / ``4,000`` (TREC-COVID round 1, 143 runs, 30
+Settings (``--settings``, by name or part of names, repeatable; default ``COVID 2,000``, ``--full`` all six):
+``COVID 1,000`` / ``2,000`` / ``4,000`` (TREC-COVID round 1, 143 runs, 30
 topics, from no judgments), ``COVID round 1 + 2,000`` (the official round-1 judgments inside the universe,
 graded with the complete judgments, as certainty stratum / starting judgments, + 2,000), ``Robust04 2,000`` /
 ``4,000`` (10 runs, 249 topics, from none). Truth: the *universe* is the union of the runs' top 100 per topic,
@@ -35,9 +37,9 @@ each pair graded by the complete judgments (unjudged = 0); the true run means ar
 (``design_evidence.universe_truth``): what the design-based estimates target, and what the pools' plain
 measures reach once every pair of the universe is judged. Measures: AP@100 and nDCG@10.
 
-Labelers (``--labelers``): ``none``, ``kappa 0.42`` and ``kappa 0.2 (systems)`` of ``design_evidence.py``
-(``labels_for``; drawn with seed 1,000,003 + s). The pool and MoveToFront ignore labels (their rows say
-labels ``–``).
+Labelers (``--labelers``; default ``none,kappa 0.42``, ``--full`` all three): ``none``, ``kappa 0.42`` and
+``kappa 0.2 (systems)`` of ``design_evidence.py`` (``labels_for``; drawn with seed 1,000,003 + s). The pool
+and MoveToFront ignore labels (their rows say labels ``–``; they are run once whatever the labelers).
 
 Repeats: seeds 0 .. ``--repeats`` − 1 (default 3) for the samples and for judge-next with labels (the labels
 change with the seed); the pool, MoveToFront and judge-next without labels are deterministic: one repeat.
@@ -45,16 +47,20 @@ change with the seed); the pool, MoveToFront and judge-next without labels are d
 Reported per method × setting × labels × measure (means over repeats): Kendall τ-b of the run ranking
 against the truth, RMSE of the run means, coverage of the 90 % intervals of run means and of pairs'
 differences (pooled over repeats), the share of rows ``estimate`` flags ``reliable`` and the coverage of
-those (the samples only: the pools have no intervals), and for the pool, MoveToFront and judge-next the
+those (the samples only), and for the pool, MoveToFront and judge-next the
 judgments (beyond the starting ones) after which τ first reaches 0.9, read on a curve with a point every
 ``--step`` judgments up to the largest budget of the settings run with the same collection and start
-(``>4000`` when not reached). Every repeat's rows go to ``side_by_side.csv`` in ``--out`` (default: the
-current folder; with ``--quick`` nothing is written unless ``--out`` is given); ``--markdown FILE`` writes
-the summary table.
+(``>4000`` when not reached; with repeats, the mean over them when every repeat reaches it, else ``>4000 in
+k/n``). The pools have no intervals, so their coverage columns are ``–``. Every repeat's rows go to
+``side_by_side.csv`` in ``--out`` (default: the current folder; with ``--quick`` nothing is written unless
+``--out`` is given); ``--markdown FILE`` writes the summary table.
 
-``--quick`` (well under a minute): ``COVID 2,000`` on 40 of the runs, labels ``none``, methods ``pool``,
-``sample``, ``hybrid``, 3 repeats. ``--jobs N``: processes over the tasks (each process loads a collection
-once: TREC-COVID about 11 s, Robust04 about 7 s).
+``--quick`` (about 8 s): ``COVID 2,000`` on 40 of the runs, labels ``none``, methods ``pool``, ``sample``,
+``hybrid``, 3 repeats. ``--jobs N``: processes over the tasks (each process loads a collection once:
+TREC-COVID about 5 s, Robust04 about 3 s). Measured on a shared two-core machine, one process: per task on
+TREC-COVID (143 runs) the pool's curve to 4,000 1 s, MoveToFront 7–10 s, judge-next (both targets) 15–19 s,
+a sample, hybrid or LARA-style repeat 1–2.5 s; ``--settings COVID --labelers "none,kappa 0.42"`` (4 settings,
+3 repeats) 251 s; ``--settings Robust04 --labelers none`` 38 s.
 """
 
 from __future__ import annotations
