@@ -26,6 +26,11 @@ QUICK = {
     "judging_covid.py": ("trec-covid-round1", ["--quick"], r"bandit \(MM\): "),
     "predicted_labels_covid.py": ("trec-covid-round1", ["--quick"], r"PPI, i\.i\.d\. topics"),
     "design_evidence.py": ("trec-covid-round1", ["--quick"], r"\| COVID 2,000 \| none \| AP@100 \| 3 \| 0\.\d\d / "),
+    "side_by_side.py": (
+        "trec-covid-round1",
+        ["--quick"],
+        r"\| COVID 2,000 \| nDCG@10 \| none \| hybrid 0\.5 \| 3 \| 0\.\d{3} ",
+    ),
 }
 
 
