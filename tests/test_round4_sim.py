@@ -254,7 +254,10 @@ def test_every_design_setting_is_checked_as_sample_checks_it(setting, message):
 
 
 def test_an_unknown_design_setting_lists_the_settings():
-    assert DESIGN_KEYS == ("budget", "rounds", "prior", "depth", "uniform", "certain", "design", "strata")
+    assert DESIGN_KEYS == (
+        *("budget", "rounds", "prior", "depth", "uniform", "certain", "design", "strata"),
+        *("allocation", "min_per_topic"),
+    )
     with pytest.raises(ValueError, match="design has no setting 'seed'; settings: " + ", ".join(DESIGN_KEYS)):
         simulate_design(RUNS, ORACLE, dict(budget=5, seed=3), repeats=1)
 
