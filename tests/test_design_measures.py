@@ -327,10 +327,14 @@ def test_compare_pairs_use_the_design_based_pair_intervals(synth, correction):
         assert ((rows["p_value"] < 1 - level) == rows["significant"]).all()
     assert rows["significant"].any() and not rows["significant"].all()
     assert table.attrs["design_measures"] == [measure]
-    # every other measure keeps its paired t-test
+    # the design's flag of each difference's interval, as estimate() gives it
+    assert (rows["reliable"].to_numpy(dtype=bool) == want["reliable"].to_numpy(dtype=bool)).all()
+    # every other measure keeps its paired t-test (its rows' reliable: <NA>; no such column without a design)
     plain = compare(synth["runs"], synth["qrels"], ["P@5"], correction=correction, alpha=0.8)
-    pd.testing.assert_frame_equal(table[table["measure"] == "P@5"].reset_index(drop=True), plain)
-    assert "design_measures" not in plain.attrs
+    others = table[table["measure"] == "P@5"].reset_index(drop=True)
+    assert others["reliable"].isna().all() and str(others["reliable"].dtype) == "boolean"
+    pd.testing.assert_frame_equal(others.drop(columns="reliable"), plain)
+    assert "design_measures" not in plain.attrs and "reliable" not in plain.columns
 
 
 def test_compare_with_a_baseline_flips_the_pairs(synth):

@@ -169,3 +169,22 @@ def test_evaluate_with_an_interval_warns_of_unreliable_design_rows(sparse, tmp_p
     measure = f"StatNDCG(design={str(tmp_path / 'design.tsv')!r})@10"
     with pytest.warns(UserWarning, match=FLAG):
         evaluate(runs, judged, [measure], interval=0.9, per_query=False)
+
+
+def test_compare_carries_the_flag_of_design_based_differences(sparse, tmp_path):
+    """compare() prints design-based intervals of differences: their rows say whether the design backs them
+    (estimate()'s flag), the other measures' rows and the baseline's own are <NA>, with the one warning."""
+    from ir_incomplete import compare
+    from ir_incomplete.report import format_report
+
+    runs, judged, design = sparse
+    write_design(design, tmp_path / "design.tsv")
+    measure = f"StatNDCG(design={str(tmp_path / 'design.tsv')!r})@10"
+    names = list(runs)
+    with pytest.warns(UserWarning, match=FLAG):
+        table = compare(runs, judged, [measure, "P@10"], baseline=names[0])
+    design_rows = table[table["measure"] == measure]
+    assert design_rows["reliable"].isna().tolist() == [True] + [False] * (len(names) - 1)  # baseline's own: <NA>
+    assert not design_rows["reliable"].dropna().astype(bool).any()
+    assert table.loc[table["measure"] == "P@10", "reliable"].isna().all()
+    assert format_report(table)  # the report still reads the table

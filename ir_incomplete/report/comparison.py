@@ -326,14 +326,17 @@ def compare(
     the difference of the estimated means (estimate()'s ``value``, to rounding); ``ci_low``/``ci_high``
     are estimate()'s ``lo``/``hi`` at ``interval=ci_level`` (the design-based interval of the difference, signs
     flipped where a run is compared with an earlier one); ``p_value`` is the two-sided Student's t p of
-    ``value / se`` with estimate()'s ``df`` (1 when both are 0) and ``p_adjusted`` that p after ``correction``;
+    ``value / se`` with estimate()'s ``df``, ``se`` the interval's own (``√(se² + b̂²)``, widened by the
+    ratio-bias correction; 1 when both are 0) and ``p_adjusted`` that p after ``correction``;
     ``significant`` is estimate()'s: that interval excludes 0 (with no correction or Bonferroni's the same as
     ``p_adjusted < alpha``; with Holm's the Bonferroni intervals, so it can be False where ``p_adjusted < alpha``;
     with ``fdr_bh`` the level ``1 − R·alpha/m``); ``effect_size``
     stays Cohen's d_z of the per-topic estimates; ``value``, ``value_a``, ``value_b`` are the
     estimated means, over the design's queries (``topics``: their number, also counting a query where no
-    pair was sampled, which the qrels need not hold). ``table.attrs["design_measures"]`` lists them
-    (:func:`format_report` says so in its notes). ``topics="run"`` is refused for them.
+    pair was sampled, which the qrels need not hold). A column ``reliable`` is added (pandas' nullable
+    boolean): estimate()'s flag of whether the design can back the difference's interval for their rows,
+    ``<NA>`` for the other measures' rows (and the baseline's own). ``table.attrs["design_measures"]`` lists
+    them (:func:`format_report` says so in its notes). ``topics="run"`` is refused for them.
 
     Two runs with the same score on every compared topic get p = 1 (scipy's t and Wilcoxon tests give
     NaN there, 0/0). ``table.attrs`` records ``test, correction, alpha, B, seed`` (None for the t and
@@ -402,10 +405,13 @@ def compare(
         ci_low, ci_high, effect = _difference_intervals(values[i] - values[j], level)
         if name in summed:  # the difference of sums over the topics: n times the mean difference
             ci_low, ci_high = ci_low * n_topics, ci_high * n_topics
+        # whether the interval can be trusted: estimate()'s flag for a design-based measure, <NA> for the others
+        reliable = pd.array([pd.NA] * len(i), dtype="boolean")
         if name in design:  # sampled documents, fixed topics: the design-based intervals of estimate()
-            p, adjusted, significant, level, ci_low, ci_high = _design_differences(
+            p, adjusted, significant, level, ci_low, ci_high, flags = _design_differences(
                 design[name], runs, judged, score_precision, names, i, j, alpha, correction
             )
+            reliable = pd.array(flags, dtype="boolean")
         if baseline is None:
             frames.append(
                 pd.DataFrame(
@@ -424,6 +430,7 @@ def compare(
                         "p_adjusted": adjusted,
                         "significant": significant,
                         "topics": n_topics,
+                        **({"reliable": reliable} if design else {}),
                     }
                 )
             )
@@ -439,6 +446,8 @@ def compare(
             np.full(len(names), np.nan),
         )
         full_low[i], full_high[i], full_effect[i] = ci_low, ci_high, effect
+        full_reliable = pd.array([pd.NA] * len(names), dtype="boolean")
+        full_reliable[i] = reliable
         frames.append(
             pd.DataFrame(
                 {
@@ -456,6 +465,7 @@ def compare(
                     "p_adjusted": full_adjusted,
                     "significant": full_significant,
                     "topics": n_topics,
+                    **({"reliable": full_reliable} if design else {}),
                 }
             )
         )
@@ -500,12 +510,13 @@ def _judged(qrels, negative: str):
 
 
 def _design_differences(measure, runs, judged, score_precision: str, names: list[str], i, j, alpha, correction):
-    """``(p, p_adjusted, significant, level, low, high)`` of the comparisons ``names[i] − names[j]`` of a
+    """``(p, p_adjusted, significant, level, low, high, reliable)`` of the comparisons ``names[i] − names[j]`` of a
     design-based measure, from ``ir_incomplete.estimate(..., pairs=True)`` over every run: p two-sided
     Student's t from value / se with estimate()'s ``df``, ``se`` the interval's (``√(se² + b̂²)``, the
     standard error widened by the ratio-bias correction: its half-width over the t quantile), adjusted by
     ``correction``; ``significant``,
-    ``low`` and ``high`` are estimate()'s (its interval at the level :func:`ci_level` gives excludes 0)."""
+    ``low`` and ``high`` are estimate()'s (its interval at the level :func:`ci_level` gives excludes 0), and
+    so is ``reliable`` (whether the design can back that interval)."""
     from scipy.stats import t as student
 
     from ir_incomplete.incomplete_provider import design_estimates
@@ -524,11 +535,12 @@ def _design_differences(measure, runs, judged, score_precision: str, names: list
         lo, hi = table["lo"].to_numpy(np.float64)[rows], table["hi"].to_numpy(np.float64)[rows]
         low, high = np.where(flip, -hi, lo), np.where(flip, -lo, hi)
         df = table["df"].to_numpy(np.float64)[rows]
-        return np.where(flip, -value, value), se, df, low, high, table["significant"].to_numpy(bool)[rows]
+        reliable = table["reliable"].to_numpy(bool)[rows]
+        return np.where(flip, -value, value), se, df, low, high, table["significant"].to_numpy(bool)[rows], reliable
 
     m = len(i)
     first = ci_level(alpha, correction, m)
-    value, se, df, low, high, significant = at(first)
+    value, se, df, low, high, significant, reliable = at(first)
     # the interval's own standard error, √(se² + b̂²) (estimate() widens it by the ratio-bias correction it
     # applies): its half-width over the t quantile, so that p < 1 − level exactly when the interval excludes 0
     quantile = student.ppf(0.5 + first / 2.0, np.maximum(df, 1.0))
@@ -538,5 +550,5 @@ def _design_differences(measure, runs, judged, score_precision: str, names: list
     adjusted = adjust_p_values(p, correction)
     level = ci_level(alpha, correction, m, int((adjusted < alpha).sum()))
     if level != first:  # fdr_bh: the level depends on the comparisons rejected
-        value, se, df, low, high, significant = at(level)
-    return p, adjusted, significant, level, low, high
+        value, se, df, low, high, significant, reliable = at(level)
+    return p, adjusted, significant, level, low, high, reliable
