@@ -70,7 +70,7 @@ import numpy as np
 
 from ir_incomplete import _progress
 from ir_incomplete.data.columns import _ids
-from ir_incomplete.estimation.control import CONTROLS, _cells, _control_variate, _predicted
+from ir_incomplete.estimation.control import CONTROLS, _cells, _pooled_shares, _predicted, _scaled_per_topic
 from ir_incomplete.estimation.design_file import (
     DESIGN_COLUMNS,
     DESIGN_KINDS,
@@ -268,12 +268,9 @@ def estimate(
     ``False`` never (:mod:`ir_incomplete._progress`). The values do not depend on it.
     """
     with _progress.task(_progress.check_progress(progress), "estimate", unit="step"):
-        return _estimate(
-            runs,
-            judgments,
+        req = _checked(
             design,
             measures,
-            predictions=predictions,
             interval=interval,
             pairs=pairs,
             pair_runs=pair_runs,
@@ -283,7 +280,9 @@ def estimate(
             universe=universe,
             min_cell=min_cell,
             score_precision=score_precision,
+            predictions=predictions,
         )
+        return _estimate(runs, judgments, predictions, req)
 
 
 def _check_pair_runs(pair_runs: Any, pairs: Any) -> int | list[str] | None:
@@ -479,17 +478,22 @@ def _units(space: Universe, judgments: Any, predictions: Any, req: _Request) -> 
     sampled[unit] = True
     unit_grade[unit] = np.searchsorted(levels, grades)
     f_level = np.zeros((space.n_units, len(levels)))
-    if req.control != "none":
-        predicted = _predicted(space, predictions, levels) if predictions is not None else None
-        cells = _cells(space, req.control, predicted)
-        rand = np.flatnonzero(sampled & (unit_pi < 1.0))
-        f_level = _control_variate(cells, rand, unit_grade, unit_pi, len(levels), req.min_cell, space.unit_topic)
-        f_level[sampled & (unit_pi >= 1.0)] = 0.0  # certainty pairs are known exactly
-    p_model = None
+    predicted = None  # checked against the judged scale whatever was drawn
+    if req.control != "none" and predictions is not None:
+        predicted = _predicted(space, predictions, levels)
     rand = np.flatnonzero(sampled & (unit_pi < 1.0))
-    if len(rand):  # the pooled relevance model (fusion-score cells, unscaled): for the anticipated variance
-        cells_model = _cells(space, "model", None)
-        p_model = _control_variate(cells_model, rand, unit_grade, unit_pi, len(levels), req.min_cell)
+    p_model = None
+    if len(rand):
+        # the pooled relevance model of the fusion-score cells: the anticipated variance's, and with
+        # control="model" the control variate's before its per-topic scaling
+        p_model = _pooled_shares(_cells(space, "model", None), rand, unit_grade, unit_pi, len(levels), req.min_cell)
+        if req.control != "none":
+            pooled = p_model
+            if req.control != "model":
+                cells = _cells(space, req.control, predicted)
+                pooled = _pooled_shares(cells, rand, unit_grade, unit_pi, len(levels), req.min_cell)
+            f_level = _scaled_per_topic(pooled, rand, unit_grade, unit_pi, space.unit_topic)
+            f_level[sampled & (unit_pi >= 1.0)] = 0.0  # certainty pairs are known exactly
     unit_stratum, strata_table = None, None
     if frame.attrs.get("design") == "stratified":
         unit_stratum = np.full(space.n_units, -1, dtype=np.int64)
@@ -668,42 +672,12 @@ class _Diagnostics:
         return float(need)
 
 
-def _estimate(
-    runs: Any,
-    judgments: Any,
-    design: Any,
-    measures: Any,
-    *,
-    predictions: Any,
-    interval: float,
-    pairs: bool | str,
-    pair_runs: Any,
-    per_query: bool,
-    control: str,
-    depth: int | None,
-    universe: str,
-    min_cell: int,
-    score_precision: str,
-) -> pd.DataFrame:
-    """The work of :func:`estimate` (its arguments), in its progress task, stage by stage: read and check
-    the design (:func:`_checked`) → the universe (:func:`_universe`) → the units and their control variate
+def _estimate(runs: Any, judgments: Any, predictions: Any, req: _Request) -> pd.DataFrame:
+    """The work of :func:`estimate` after its arguments are checked (:func:`_checked`), in its progress
+    task, stage by stage: the universe (:func:`_universe`) → the units and their control variate
     (:func:`_units`) → the rankings (:func:`_items`) → per measure the kernel
     (:func:`~ir_incomplete.kernels.design.estimate_measure`), the variance and interval (:class:`_Variance`)
-    and the diagnostics, → the tables."""
-    req = _checked(
-        design,
-        measures,
-        interval=interval,
-        pairs=pairs,
-        pair_runs=pair_runs,
-        per_query=per_query,
-        control=control,
-        depth=depth,
-        universe=universe,
-        min_cell=min_cell,
-        score_precision=score_precision,
-        predictions=predictions,
-    )
+    and the diagnostics (:class:`_Diagnostics`) → the tables."""
     space = _universe(runs, req)
     units = _units(space, judgments, predictions, req)
     items = _items(space)

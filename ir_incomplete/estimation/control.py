@@ -100,33 +100,30 @@ def _cell_shares(
     return share / np.where(total > 0, total, 1.0)[:, None], count, cell_of
 
 
-def _control_variate(
-    cells: np.ndarray,
-    rand: np.ndarray,
-    grade: np.ndarray,
-    pi: np.ndarray,
-    n_levels: int,
-    min_cell: int,
-    topic: np.ndarray | None = None,
+def _pooled_shares(
+    cells: np.ndarray, rand: np.ndarray, grade: np.ndarray, pi: np.ndarray, n_levels: int, min_cell: int
 ) -> np.ndarray:
-    """``f_level`` [units × levels]: the π-weighted share of each grade among the random sampled pairs of
-    the unit's cell (all random pairs' when the cell has fewer than ``min_cell``), scaled per topic when
-    ``topic`` is given (see below)."""
-    f = np.zeros((len(cells), n_levels))
-    if len(rand) == 0:
-        return f
+    """``[units × levels]``: the π-weighted share of each grade among the random sampled pairs (``rand``,
+    not empty) of the unit's cell, all random pairs' when the cell has fewer than ``min_cell``: a
+    relevance model pooled over topics."""
     w = 1.0 / pi[rand]
     overall = np.bincount(grade[rand], weights=w, minlength=n_levels) / w.sum()
     share, count, cell_of = _cell_shares(cells, rand, grade, w, n_levels)
-    f = np.where((count >= min_cell)[:, None], share, overall[None, :])[cell_of]
-    if topic is None:
-        return f
-    # scaled within each topic so that the π-weighted sums over the topic's random pairs agree
-    # (f_u = β_t p_c(u), β_t = Σ_S 1[y = g]/π / Σ_S p_c/π): topics differ in how many relevant
-    # documents they have, which cells pooled over topics cannot know
+    return np.where((count >= min_cell)[:, None], share, overall[None, :])[cell_of]
+
+
+def _scaled_per_topic(
+    pooled: np.ndarray, rand: np.ndarray, grade: np.ndarray, pi: np.ndarray, topic: np.ndarray
+) -> np.ndarray:
+    """The control variate ``f_level`` [units × levels]: the pooled shares (:func:`_pooled_shares`, not
+    changed) scaled within each topic so that the π-weighted sums over the topic's random pairs agree
+    (``f_u = β_t p_c(u)``, ``β_t = Σ_S 1[y = g]/π / Σ_S p_c/π``): topics differ in how many relevant
+    documents they have, which cells pooled over topics cannot know."""
+    f = pooled.copy()
+    w = 1.0 / pi[rand]
     n_topics = int(topic.max(initial=-1)) + 1
     t = topic[rand]
-    for lev in range(1, n_levels):
+    for lev in range(1, f.shape[1]):
         judged = np.bincount(t, weights=w * (grade[rand] == lev), minlength=n_topics)
         predicted = np.bincount(t, weights=w * f[rand, lev], minlength=n_topics)
         beta = np.where(predicted > 0, judged / np.where(predicted > 0, predicted, 1.0), 0.0)
