@@ -305,26 +305,89 @@ def priority_pool(space, budget, known_units):
     return np.union1d(known_units, top)
 
 
-def pool_scores(collection: Collection, units, measures):
-    """(τ, RMSE) of the plain measures on the pool ``units`` (unjudged = nonrelevant) per measure."""
-    judged = collection.truth.iloc[units]
+def plain_scores(collection: Collection, judged: pd.DataFrame, measures) -> dict[str, tuple[float, float]]:
+    """(τ, RMSE) of the plain measures on ``judged`` (unjudged = nonrelevant) against the truth, per measure."""
     values = ir_incomplete.evaluate(collection.prepared, judged[["query_id", "doc_id", "relevance"]], list(measures))
     pooled = values.groupby(["measure", "run"])["value"].mean().unstack("run")
     out = {}
     for m in measures:
-        t, p = collection.means.loc[m], pooled.loc[m].reindex(collection.means.columns).fillna(0.0)
+        t = collection.means.loc[m]
+        p = pooled.loc[m].reindex(t.index).fillna(0.0) if m in pooled.index else pd.Series(0.0, index=t.index)
         out[m] = (float(kendalltau(p, t)[0]), float(np.sqrt(((p - t) ** 2).mean())))
     return out
+
+
+def pool_scores(collection: Collection, units, measures):
+    """(τ, RMSE) of the plain measures on the pool ``units`` (unjudged = nonrelevant) per measure."""
+    return plain_scores(collection, collection.truth.iloc[units], measures)
 
 
 # -- one repeat ----------------------------------------------------------------------------------------------
 
 
-def _flags(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def flags(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(reliable, delta) of an ``estimate`` table; every row reliable and δ̂ NaN where it has no such columns."""
     reliable = table["reliable"].to_numpy(dtype=bool) if "reliable" in table else np.ones(len(table), dtype=bool)
     delta = table["delta"].to_numpy(dtype=float) if "delta" in table else np.full(len(table), np.nan)
     return reliable, delta
+
+
+def judge(collection: Collection, design: pd.DataFrame) -> pd.DataFrame:
+    """The design's pairs graded from the collection's truth (``query_id, doc_id, relevance``; 0 outside it)."""
+    grade = collection.truth.set_index(["query_id", "doc_id"])["relevance"]
+    judged = design[["query_id", "doc_id"]].copy()
+    judged["relevance"] = grade.reindex(pd.MultiIndex.from_frame(judged)).fillna(0).astype(int).to_numpy()
+    return judged
+
+
+@dataclass
+class Scored:
+    """One measure's estimates (``est``: run rows by run; ``pm``: pair rows) against the truth (``t`` per
+    run, ``td`` per pair): which rows' intervals cover it and which are flagged reliable."""
+
+    est: pd.DataFrame
+    t: pd.Series
+    covered: np.ndarray
+    reliable: np.ndarray
+    delta: np.ndarray
+    pm: pd.DataFrame
+    td: np.ndarray
+    pair_covered: np.ndarray
+    pair_reliable: np.ndarray
+    pair_delta: np.ndarray
+
+    @classmethod
+    def of(cls, runs_table: pd.DataFrame, pairs_table: pd.DataFrame, means: pd.DataFrame, measure: str) -> Scored:
+        est = runs_table[runs_table["measure"] == measure].set_index("run")
+        t = means.loc[measure].reindex(est.index)
+        pm = pairs_table[pairs_table["measure"] == measure]
+        td = t.loc[pm["run_a"]].to_numpy() - t.loc[pm["run_b"]].to_numpy()
+        return cls(
+            est,
+            t,
+            ((est["lo"] <= t) & (t <= est["hi"])).to_numpy(),
+            *flags(est),
+            pm,
+            td,
+            ((pm["lo"] <= td) & (td <= pm["hi"])).to_numpy(),
+            *flags(pm),
+        )
+
+    def counts(self) -> dict[str, Any]:
+        """τ, RMSE and the counts of rows covered, reliable and both, for runs and pairs."""
+        value = self.est["value"]
+        return {
+            "tau": float(kendalltau(value, self.t)[0]),
+            "rmse": float(np.sqrt(((value - self.t) ** 2).mean())),
+            "runs": len(self.est),
+            "pairs": len(self.pm),
+            "covered_runs": int(self.covered.sum()),
+            "covered_pairs": int(self.pair_covered.sum()),
+            "reliable_runs": int(self.reliable.sum()),
+            "reliable_pairs": int(self.pair_reliable.sum()),
+            "covered_reliable_runs": int((self.covered & self.reliable).sum()),
+            "covered_reliable_pairs": int((self.pair_covered & self.pair_reliable).sum()),
+        }
 
 
 def _mean_abs(values: np.ndarray) -> float:
@@ -349,7 +412,7 @@ def repeat_rows(collection: Collection, setting: Setting, context: Context, labe
     """One repeat: sample, judge from the truth, estimate; one dict per measure (see the module docstring)."""
     # labels shape pi only where judgments calibrate them (a certainty stratum); from none, sample would warn
     shaping = labels if context.certain is not None else None
-    prepared, truth, means = collection.prepared, collection.truth, collection.means
+    prepared, means = collection.prepared, collection.means
     design = sample(
         prepared,
         setting.budget,
@@ -359,9 +422,7 @@ def repeat_rows(collection: Collection, setting: Setting, context: Context, labe
         design=design_kind,
         progress=False,
     )
-    grade = truth.set_index(["query_id", "doc_id"])["relevance"]
-    judged = design[["query_id", "doc_id"]].copy()
-    judged["relevance"] = grade.reindex(pd.MultiIndex.from_frame(judged)).fillna(0).astype(int).to_numpy()
+    judged = judge(collection, design)
     runs_table, pairs_table = ir_incomplete.estimate(
         prepared, judged, design, list(setting.measures), predictions=labels, pairs="both", progress=False
     )
@@ -370,15 +431,10 @@ def repeat_rows(collection: Collection, setting: Setting, context: Context, labe
     has_flags = "reliable" in runs_table and "reliable" in pairs_table
     rows = []
     for m in setting.measures:
-        est = runs_table[runs_table["measure"] == m].set_index("run")
-        t = means.loc[m].reindex(est.index)
+        scored = Scored.of(runs_table, pairs_table, means, m)
+        est, t, pm, td = scored.est, scored.t, scored.pm, scored.td
+        covered, pair_covered = scored.covered, scored.pair_covered
         err = est["value"] - t
-        covered = ((est["lo"] <= t) & (t <= est["hi"])).to_numpy()
-        reliable, delta = _flags(est)
-        pm = pairs_table[pairs_table["measure"] == m]
-        td = t.loc[pm["run_a"]].to_numpy() - t.loc[pm["run_b"]].to_numpy()
-        pair_covered = ((pm["lo"] <= td) & (td <= pm["hi"])).to_numpy()
-        pair_reliable, pair_delta = _flags(pm)
         pool_tau, pool_rmse = context.pool[m]
         if ROWS_DIR is not None:  # every row with its diagnostics, for calibrating the flags (--rows)
             diag = runs_table.attrs.get("diagnostics", {}).get(m, {})
@@ -397,23 +453,14 @@ def repeat_rows(collection: Collection, setting: Setting, context: Context, labe
         rows.append(
             {
                 "measure": m,
-                "tau": float(kendalltau(est["value"], t)[0]),
-                "rmse": float(np.sqrt((err**2).mean())),
+                **scored.counts(),
                 "bias": float(err.mean()),
                 "width": float((est["hi"] - est["lo"]).mean()),
                 "pair_width": float((pm["hi"] - pm["lo"]).mean()),
-                "runs": len(est),
-                "pairs": len(pm),
-                "covered_runs": int(covered.sum()),
-                "covered_pairs": int(pair_covered.sum()),
-                "reliable_runs": int(reliable.sum()),
-                "reliable_pairs": int(pair_reliable.sum()),
-                "covered_reliable_runs": int((covered & reliable).sum()),
-                "covered_reliable_pairs": int((pair_covered & pair_reliable).sum()),
                 "coverage": float(covered.mean()),
                 "pair_coverage": float(pair_covered.mean()),
-                "mean_abs_delta": _mean_abs(delta),
-                "mean_abs_delta_pairs": _mean_abs(pair_delta),
+                "mean_abs_delta": _mean_abs(scored.delta),
+                "mean_abs_delta_pairs": _mean_abs(scored.pair_delta),
                 "flags_given": has_flags,
                 "sampled": sampled,
                 "topics": topics,
@@ -555,14 +602,15 @@ def summarize(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _num(x: float, digits: int = 2, signed: bool = False) -> str:
+def number(x: float, digits: int = 2, signed: bool = False) -> str:
+    """``x`` with ``digits`` decimals (a sign with ``signed``), ``–`` for None or NaN."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
 def _pair(a: float, b: float, digits: int = 2) -> str:
-    return f"{_num(a, digits)} / {_num(b, digits)}"
+    return f"{number(a, digits)} / {number(b, digits)}"
 
 
 MARKDOWN_COLUMNS = [
@@ -603,15 +651,15 @@ def markdown(summary: pd.DataFrame) -> str:
             _pair(r.cov_reliable_runs, r.cov_reliable_pairs),
             _pair(r.se_cov_reliable_runs, r.se_cov_reliable_pairs, 3),
             _pair(r.cov_flagged_runs, r.cov_flagged_pairs),
-            _num(r.mean_abs_delta),
-            _num(r.bias, 4, signed=True),
-            _num(r.rmse, 4),
-            _num(r.width, 4),
-            _num(r.tau, 3),
-            f"{_num(r.pool_tau, 3)} / {_num(r.pool_rmse, 4)}",
-            _num(r.judged_per_topic, 1),
-            _num(r.kappa),
-            _num(r.seconds, 1),
+            number(r.mean_abs_delta),
+            number(r.bias, 4, signed=True),
+            number(r.rmse, 4),
+            number(r.width, 4),
+            number(r.tau, 3),
+            f"{number(r.pool_tau, 3)} / {number(r.pool_rmse, 4)}",
+            number(r.judged_per_topic, 1),
+            number(r.kappa),
+            number(r.seconds, 1),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

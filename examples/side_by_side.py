@@ -76,9 +76,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from scipy.stats import kendalltau
 
 import ir_incomplete
 from ir_incomplete.judging import JudgeNext, MoveToFront, sample, simulate
@@ -137,68 +135,22 @@ def start_of(collection: de.Collection, start: str):
 # -- scoring ------------------------------------------------------------------------------------------------------
 
 
-def plain_scores(collection: de.Collection, judged: pd.DataFrame) -> dict[str, tuple[float, float]]:
-    """(τ, RMSE) of the plain measures on ``judged`` (unjudged = nonrelevant) against the truth, per measure."""
-    values = ir_incomplete.evaluate(collection.prepared, judged[["query_id", "doc_id", "relevance"]], list(MEASURES))
-    means = values.groupby(["measure", "run"])["value"].mean().unstack("run")
-    out = {}
-    for m in MEASURES:
-        t = collection.means.loc[m]
-        p = means.loc[m].reindex(t.index).fillna(0.0) if m in means.index else pd.Series(0.0, index=t.index)
-        out[m] = (float(kendalltau(p, t)[0]), float(np.sqrt(((p - t) ** 2).mean())))
-    return out
-
-
-def _flags(table: pd.DataFrame) -> np.ndarray:
-    if "reliable" in table:
-        return table["reliable"].to_numpy(dtype=bool)
-    return np.ones(len(table), dtype=bool)
-
-
 def design_rows(collection: de.Collection, design: pd.DataFrame, labels) -> list[dict]:
     """Judge ``design`` from the truth, estimate every measure; one dict per measure."""
-    truth, means = collection.truth, collection.means
-    grade = truth.set_index(["query_id", "doc_id"])["relevance"]
-    judged = design[["query_id", "doc_id"]].copy()
-    judged["relevance"] = grade.reindex(pd.MultiIndex.from_frame(judged)).fillna(0).astype(int).to_numpy()
     runs_table, pairs_table = ir_incomplete.estimate(
-        collection.prepared, judged, design, list(MEASURES), predictions=labels, pairs="both", progress=False
+        collection.prepared,
+        de.judge(collection, design),
+        design,
+        list(MEASURES),
+        predictions=labels,
+        pairs="both",
+        progress=False,
     )
     spent = int((design["stratum"] != "judged").sum())
-    rows = []
-    for m in MEASURES:
-        est = runs_table[runs_table["measure"] == m].set_index("run")
-        t = means.loc[m].reindex(est.index)
-        covered = ((est["lo"] <= t) & (t <= est["hi"])).to_numpy()
-        reliable = _flags(est)
-        pm = pairs_table[pairs_table["measure"] == m]
-        td = t.loc[pm["run_a"]].to_numpy() - t.loc[pm["run_b"]].to_numpy()
-        pcovered = ((pm["lo"] <= td) & (td <= pm["hi"])).to_numpy()
-        preliable = _flags(pm)
-        rows.append(
-            {
-                "measure": m,
-                "tau": float(kendalltau(est["value"], t)[0]),
-                "rmse": float(np.sqrt(((est["value"] - t) ** 2).mean())),
-                "runs": len(est),
-                "pairs": len(pm),
-                "covered_runs": int(covered.sum()),
-                "covered_pairs": int(pcovered.sum()),
-                "reliable_runs": int(reliable.sum()),
-                "reliable_pairs": int(preliable.sum()),
-                "covered_reliable_runs": int((covered & reliable).sum()),
-                "covered_reliable_pairs": int((pcovered & preliable).sum()),
-                "judgments": spent,
-            }
-        )
-    return rows
-
-
-def judge(collection: de.Collection, design: pd.DataFrame) -> pd.DataFrame:
-    grade = collection.truth.set_index(["query_id", "doc_id"])["relevance"]
-    out = design[["query_id", "doc_id"]].copy()
-    out["relevance"] = grade.reindex(pd.MultiIndex.from_frame(out)).fillna(0).astype(int).to_numpy()
-    return out
+    return [
+        {"measure": m, **de.Scored.of(runs_table, pairs_table, collection.means, m).counts(), "judgments": spent}
+        for m in MEASURES
+    ]
 
 
 # -- the methods --------------------------------------------------------------------------------------------------
@@ -218,7 +170,7 @@ def curve_rows(method: str, collection: de.Collection, start: str, budgets, step
     if method == "pool":
         for k in points:
             units = de.priority_pool(collection.space, k, known)
-            scores = plain_scores(collection, collection.truth.iloc[units])
+            scores = de.pool_scores(collection, units, MEASURES)
             for m in MEASURES:
                 curves[m].append((k, *scores[m]))
     else:
@@ -302,7 +254,7 @@ def design_of(method: str, collection: de.Collection, setting: Setting, labels, 
             collection.prepared,
             budget - budget // 4,
             previous=first,
-            judgments=judge(collection, first),
+            judgments=de.judge(collection, first),
             predictions=labels,
             seed=seed,
             progress=False,
@@ -502,10 +454,6 @@ def summarize(table: pd.DataFrame, names: list[str], methods_order: list[str]) -
     return summary.sort_values("_k").drop(columns="_k").reset_index(drop=True)
 
 
-def _num(x, digits=3) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
-
-
 COLUMNS = [
     "setting",
     "measure",
@@ -539,13 +487,13 @@ def markdown(summary: pd.DataFrame) -> str:
             r["labeler"],
             r["method"],
             str(r["repeats"]),
-            _num(r["tau"]),
-            _num(r["rmse"], 4),
-            f"{_num(r['cov_runs'], 2)} / {_num(r['cov_pairs'], 2)}",
-            f"{_num(r['reliable_runs'], 2)} / {_num(r['reliable_pairs'], 2)}",
-            f"{_num(r['cov_reliable_runs'], 2)} / {_num(r['cov_reliable_pairs'], 2)}",
+            de.number(r["tau"], 3),
+            de.number(r["rmse"], 4),
+            f"{de.number(r['cov_runs'], 2)} / {de.number(r['cov_pairs'], 2)}",
+            f"{de.number(r['reliable_runs'], 2)} / {de.number(r['reliable_pairs'], 2)}",
+            f"{de.number(r['cov_reliable_runs'], 2)} / {de.number(r['cov_reliable_pairs'], 2)}",
             reach,
-            _num(r["seconds"], 1),
+            de.number(r["seconds"], 1),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
