@@ -175,5 +175,5 @@ def test_repeat_rows_without_flags_count_every_row_reliable(monkeypatch):
             assert row["reliable_runs"] == row["runs"] and row["reliable_pairs"] == row["pairs"]
             assert row["covered_reliable_runs"] == row["covered_runs"]
             assert math.isnan(row["mean_abs_delta"])
-    reliable, delta = design_evidence._flags(pd.DataFrame({"value": [0.1, 0.2]}))
+    reliable, delta = design_evidence.flags(pd.DataFrame({"value": [0.1, 0.2]}))
     assert reliable.tolist() == [True, True] and np.isnan(delta).all()
