@@ -24,15 +24,14 @@ QUERIES = ("1", "2", "3")
 DOCS = [f"d{i}" for i in range(30)]
 
 
-@pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    """Four runs of 20 documents on three queries (a directory), complete qrels of every document, the
-    qrels of the first five documents of each query (judgments made already) and predicted grades."""
-    root = tmp_path_factory.mktemp("design")
-    rng = np.random.default_rng(7)
+def write_collection(root: Path, n_runs: int, seed: int) -> dict:
+    """``n_runs`` runs of 20 documents on three queries (a directory ``runs``), complete qrels of every document
+    (``full``), the qrels of the first five documents of each query (``some``: judgments made already) and
+    predicted grades (``labels``) under ``root``; ``grades`` the complete judgments."""
+    rng = np.random.default_rng(seed)
     folder = root / "runs"
     folder.mkdir()
-    for r in range(4):
+    for r in range(n_runs):
         lines = []
         for q in QUERIES:
             for i, d in enumerate(rng.permutation(DOCS)[:20]):
@@ -45,7 +44,15 @@ def files(tmp_path_factory):
     some.write_text("".join(f"{q} 0 {d} {grades[(q, d)]}\n" for q in QUERIES for d in DOCS[:5]))
     labels = root / "labels.qrels"
     labels.write_text("".join(f"{q} 0 {d} {min(g + int(rng.random() < 0.3), 2)}\n" for (q, d), g in grades.items()))
-    return {"root": root, "runs": str(folder), "full": str(full), "some": str(some), "labels": str(labels)}
+    paths = {"runs": str(folder), "full": str(full), "some": str(some), "labels": str(labels)}
+    return {"root": root, **paths, "grades": grades}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Four runs (see :func:`write_collection`)."""
+    made = write_collection(tmp_path_factory.mktemp("design"), 4, 7)
+    return {k: v for k, v in made.items() if k != "grades"}
 
 
 def _sample_file(files, path, *args) -> Path:

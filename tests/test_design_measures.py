@@ -53,9 +53,9 @@ def _synthetic(n_runs=4, n_topics=6, n_docs=40, seed=1):
     return runs, qrels, labels
 
 
-@pytest.fixture(scope="module")
-def synth(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("design")
+def synthetic_files(folder) -> dict:
+    """The synthetic runs, qrels and labels (:func:`_synthetic`), a design of them written to ``folder``
+    (60 judgments, depth 20, seed 3) and the labels as a file."""
     runs, qrels, labels = _synthetic()
     design = sample(runs, 60, depth=20, seed=3)
     path = folder / "design.tsv"
@@ -63,6 +63,11 @@ def synth(tmp_path_factory):
     labels_path = folder / "labels.tsv"
     labels.to_csv(labels_path, sep="\t", index=False)
     return {"runs": runs, "qrels": qrels, "design": str(path), "labels": str(labels_path), "folder": folder}
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    return synthetic_files(tmp_path_factory.mktemp("design"))
 
 
 def _name(template: str, design: str, extra: str = "") -> str:

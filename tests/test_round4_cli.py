@@ -17,52 +17,37 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_cli_design import write_collection  # the same small collection, other seed and run count
 
 import ir_incomplete
 from ir_incomplete.cli import main
 from ir_incomplete.judging import sample, write_design
 
 ROOT = Path(__file__).resolve().parents[1]
-QUERIES = ("1", "2", "3")
-DOCS = [f"d{i}" for i in range(30)]
 MEASURES = ["AP@10", "nDCG@5"]
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     """Five runs of 20 documents on three queries (a directory), complete qrels of every document, the
-    qrels of the first five documents of each query, predicted grades, and a design (depth 10)."""
-    root = tmp_path_factory.mktemp("round4cli")
-    rng = np.random.default_rng(11)
-    folder = root / "runs"
-    folder.mkdir()
-    for r in range(5):
-        lines = []
-        for q in QUERIES:
-            for i, d in enumerate(rng.permutation(DOCS)[:20]):
-                lines.append(f"{q} Q0 {d} {i + 1} {50 - i} run{r}")
-        (folder / f"run{r}").write_text("\n".join(lines) + "\n")
-    grades = {(q, d): int(rng.choice([0, 0, 1, 2])) for q in QUERIES for d in DOCS}
-    full = root / "full.qrels"
-    full.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in grades.items()))
-    some = root / "some.qrels"
-    some.write_text("".join(f"{q} 0 {d} {grades[(q, d)]}\n" for q in QUERIES for d in DOCS[:5]))
+    qrels of the first five documents of each query, predicted grades (:func:`write_collection`), and a
+    design (depth 10)."""
+    made = write_collection(tmp_path_factory.mktemp("round4cli"), 5, 11)
+    root, grades, folder, some = made["root"], made["grades"], Path(made["runs"]), made["some"]
     human = root / "human.qrels"  # the judgments of two queries (ppi: the third is unlabelled)
     human.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in grades.items() if q != "3"))
-    labels = root / "labels.qrels"
-    labels.write_text("".join(f"{q} 0 {d} {min(g + int(rng.random() < 0.3), 2)}\n" for (q, d), g in grades.items()))
     design = root / "design.tsv"
-    write_design(sample(str(folder), 25, depth=10, seed=3, qrels=str(some)), design)
+    write_design(sample(str(folder), 25, depth=10, seed=3, qrels=some), design)
     return {
         "root": root,
         "runs": str(folder),
         "run0": str(folder / "run0"),
         "run1": str(folder / "run1"),
         "run2": str(folder / "run2"),
-        "full": str(full),
-        "some": str(some),
+        "full": made["full"],
+        "some": some,
         "human": str(human),
-        "labels": str(labels),
+        "labels": made["labels"],
         "design": str(design),
     }
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import UNRELIABLE_ALLOWED, ZERO_WIDTH_ALLOWED
-from test_design_measures import _synthetic  # the same synthetic runs, qrels and labels
+from test_design_measures import synthetic_files  # the same synthetic runs, qrels and labels
 
 import ir_incomplete
 from ir_incomplete import compare, estimate, evaluate
@@ -40,23 +40,9 @@ def _write_trec(folder: Path, runs, qrels) -> tuple[Path, list[Path]]:
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("round4")
-    runs, qrels, labels = _synthetic()
-    design = sample(runs, 60, depth=20, seed=3)
-    path = folder / "design.tsv"
-    write_design(design, path)
-    labels_path = folder / "labels.tsv"
-    labels.to_csv(labels_path, sep="\t", index=False)
-    qrels_path, run_paths = _write_trec(folder, runs, qrels)
-    return {
-        "runs": runs,
-        "qrels": qrels,
-        "design": str(path),
-        "labels": str(labels_path),
-        "folder": folder,
-        "qrels_path": qrels_path,
-        "run_paths": run_paths,
-    }
+    made = synthetic_files(tmp_path_factory.mktemp("round4"))  # the design measures' tests' files
+    qrels_path, run_paths = _write_trec(made["folder"], made["runs"], made["qrels"])
+    return {**made, "qrels_path": qrels_path, "run_paths": run_paths}
 
 
 def _cli(*argv, timeout=60, cwd=None):

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_design_strategies import RUNS, _run  # the same three small runs
 
 from ir_incomplete import estimate, evaluate, read_trec_qrels, read_trec_run
 from ir_incomplete.judging import design_truth, sample, sample_rounds, simulate, simulate_design
@@ -17,16 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 COVID = ROOT.parent / "shared" / "data" / "trec-covid-round1"
 
 
-def _run(docs: dict[str, list[str]]) -> pd.DataFrame:
-    rows = [(q, d, float(len(ds) - i)) for q, ds in docs.items() for i, d in enumerate(ds)]
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", "score"])
-
-
-RUNS = {
-    "a": _run({"1": ["d1", "d2", "d3", "d4"], "2": ["e1", "e2", "e3"]}),
-    "b": _run({"1": ["d2", "d1", "d5", "d6"], "2": ["e2", "e4", "e1"]}),
-    "c": _run({"1": ["d1", "d5", "d2", "d7"], "2": ["e1", "e3", "e5"]}),
-}
 #: d9 and e9 are retrieved by no run; the oracle judges d9 nonrelevant
 ORACLE = pd.DataFrame(
     {
