@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_compare_differences import collection
 
 import ir_incomplete
 from ir_incomplete.report import compare, format_report
@@ -27,19 +28,9 @@ def _flat(path: Path) -> str:
 # ---------------------------------------------------------------------------------------------------
 # the LaTeX note of format_report: mathematics in math mode
 # ---------------------------------------------------------------------------------------------------
-def _collection(n_runs: int = 3, n_topics: int = 8, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    qrels, runs = [], {f"r{k}": [] for k in range(n_runs)}
-    for t in range(n_topics):
-        grades = rng.integers(0, 3, 20)
-        qrels += [(f"q{t}", f"d{d}", int(g)) for d, g in enumerate(grades)]
-        for k in range(n_runs):
-            scores = grades * (1.0 - k / n_runs) + rng.random(20) * (0.5 + k)
-            runs[f"r{k}"] += [(f"q{t}", f"d{d}", float(s)) for d, s in enumerate(scores)]
-    return (
-        {name: pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]) for name, rows in runs.items()},
-        pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]),
-    )
+def _collection():
+    """Three runs of different quality on eight topics (the compare tests' collection)."""
+    return collection(n_runs=3, n_topics=8)
 
 
 def _notes(latex: str) -> list[str]:
