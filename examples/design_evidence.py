@@ -609,7 +609,7 @@ def number(x: float, digits: int = 2, signed: bool = False) -> str:
     return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
 
 
-def _pair(a: float, b: float, digits: int = 2) -> str:
+def pair(a: float, b: float, digits: int = 2) -> str:
     return f"{number(a, digits)} / {number(b, digits)}"
 
 
@@ -636,21 +636,27 @@ MARKDOWN_COLUMNS = [
 ]
 
 
+def markdown_table(columns: list[str], rows: list[list[str]]) -> str:
+    """A markdown table: the header ``columns``, then one line per row of cells."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows]) + "\n"
+
+
 def markdown(summary: pd.DataFrame) -> str:
     """The summary as a markdown table (coverages with 2 decimals, their Monte-Carlo s.e. with 3)."""
-    lines = ["| " + " | ".join(MARKDOWN_COLUMNS) + " |", "|" + "---|" * len(MARKDOWN_COLUMNS)]
+    rows = []
     for r in summary.itertuples(index=False):
         cells = [
             r.setting,
             r.labeler,
             r.measure,
             str(r.repeats),
-            _pair(r.cov_runs, r.cov_pairs),
-            _pair(r.se_cov_runs, r.se_cov_pairs, 3),
-            _pair(r.reliable_share_runs, r.reliable_share_pairs),
-            _pair(r.cov_reliable_runs, r.cov_reliable_pairs),
-            _pair(r.se_cov_reliable_runs, r.se_cov_reliable_pairs, 3),
-            _pair(r.cov_flagged_runs, r.cov_flagged_pairs),
+            pair(r.cov_runs, r.cov_pairs),
+            pair(r.se_cov_runs, r.se_cov_pairs, 3),
+            pair(r.reliable_share_runs, r.reliable_share_pairs),
+            pair(r.cov_reliable_runs, r.cov_reliable_pairs),
+            pair(r.se_cov_reliable_runs, r.se_cov_reliable_pairs, 3),
+            pair(r.cov_flagged_runs, r.cov_flagged_pairs),
             number(r.mean_abs_delta),
             number(r.bias, 4, signed=True),
             number(r.rmse, 4),
@@ -661,8 +667,8 @@ def markdown(summary: pd.DataFrame) -> str:
             number(r.kappa),
             number(r.seconds, 1),
         ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return markdown_table(MARKDOWN_COLUMNS, rows)
 
 
 def report(summary: pd.DataFrame, table: pd.DataFrame, markdown_file: Path | None) -> None:

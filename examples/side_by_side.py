@@ -471,7 +471,7 @@ COLUMNS = [
 
 
 def markdown(summary: pd.DataFrame) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    rows = []
     for r in summary.to_dict("records"):
         if r["reach_missed"] < 0:
             reach = "–"
@@ -489,14 +489,14 @@ def markdown(summary: pd.DataFrame) -> str:
             str(r["repeats"]),
             de.number(r["tau"], 3),
             de.number(r["rmse"], 4),
-            f"{de.number(r['cov_runs'], 2)} / {de.number(r['cov_pairs'], 2)}",
-            f"{de.number(r['reliable_runs'], 2)} / {de.number(r['reliable_pairs'], 2)}",
-            f"{de.number(r['cov_reliable_runs'], 2)} / {de.number(r['cov_reliable_pairs'], 2)}",
+            de.pair(r["cov_runs"], r["cov_pairs"]),
+            de.pair(r["reliable_runs"], r["reliable_pairs"]),
+            de.pair(r["cov_reliable_runs"], r["cov_reliable_pairs"]),
             reach,
             de.number(r["seconds"], 1),
         ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return de.markdown_table(COLUMNS, rows)
 
 
 # -- command line -------------------------------------------------------------------------------------------------

@@ -345,7 +345,7 @@ def estimate_measure(
         dnum = disc
         pos = np.flatnonzero(gains > 0)
         counts = np.zeros((T, len(pos)))
-        judged = np.zeros((T, len(pos)))  # each grade's count is at least its judged pairs
+        judged = np.zeros_like(counts)  # each grade's count is at least its judged pairs
         for j, lev in enumerate(pos):  # a few grades
             counts[:, j] = np.bincount(units.topic, weights=units.pseudo(np.eye(len(levels))[lev]), minlength=T)
             judged[:, j] = np.bincount(units.topic, weights=units.onehot[:, lev], minlength=T)
