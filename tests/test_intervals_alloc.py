@@ -16,13 +16,8 @@ import ir_incomplete
 from ir_incomplete.cli import main
 from ir_incomplete.estimation import Universe, estimate, read_design, write_design
 from ir_incomplete.judging import sample
-from ir_incomplete.judging.designs import (
-    ALLOCATIONS,
-    MIN_PER_TOPIC,
-    inclusion_probabilities,
-    neyman_weights,
-    split_budget,
-)
+from ir_incomplete.judging.allocation import neyman_weights, split_budget
+from ir_incomplete.judging.designs import ALLOCATIONS, MIN_PER_TOPIC, inclusion_probabilities
 
 TOPICS = ("1", "2", "3", "4")
 #: documents per topic; topic 4 has few, so that its minimum is capped at its open pairs
