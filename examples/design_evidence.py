@@ -512,8 +512,11 @@ def run_task(task: tuple[str, str, int, dict]) -> list[dict]:
     return [{**head, **row, **tail} for row in rows]
 
 
-def run_tasks(tasks: list[tuple[str, str, int, dict]], jobs: int, csv: Path | None) -> pd.DataFrame:
-    """Every task's rows (in task order), each task's rows appended to ``csv`` as it finishes."""
+def run_pool(tasks: list, jobs: int, csv: Path | None, run, describe, columns=None, initializer=None) -> pd.DataFrame:
+    """Every task's rows (in task order), from ``run(task)`` (a module-level function: a list of dicts, the
+    first with ``seconds``) in this process or in ``jobs`` spawned processes; as each task finishes its rows
+    are appended to ``csv`` (in the order of ``columns`` when given) and a progress line naming it
+    (``describe(task)``) goes to stderr. ``initializer`` runs once in every process that runs tasks."""
     started = time.time()
     done: dict[int, list[dict]] = {}
     if csv is not None:
@@ -523,30 +526,42 @@ def run_tasks(tasks: list[tuple[str, str, int, dict]], jobs: int, csv: Path | No
     def record(i: int, rows: list[dict]) -> None:
         done[i] = rows
         if csv is not None:
-            pd.DataFrame(rows).to_csv(csv, mode="a", header=not csv.exists(), index=False)
-        name, labeler, seed, _ = tasks[i]
+            frame = pd.DataFrame(rows) if columns is None else pd.DataFrame(rows).reindex(columns=columns)
+            frame.to_csv(csv, mode="a", header=not csv.exists(), index=False)
         print(
-            f"  {name}, labels: {labeler}, seed {seed}: {rows[0]['seconds']:.1f} s "
+            f"  {describe(tasks[i])}: {rows[0]['seconds']:.1f} s "
             f"({len(done)}/{len(tasks)}, {time.time() - started:.0f} s)",
             file=sys.stderr,
+            flush=True,
         )
 
     if jobs <= 1:
-        _worker_setup()
+        if initializer is not None:
+            initializer()
         for i, task in enumerate(tasks):
-            record(i, run_task(task))
+            record(i, run(task))
     else:
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ.setdefault(var, "1")  # the processes share the cores; no threads on top
-        with multiprocessing.get_context("spawn").Pool(jobs, initializer=_worker_setup) as workers:
-            for i, rows in workers.imap_unordered(_indexed, list(enumerate(tasks))):
+        with multiprocessing.get_context("spawn").Pool(jobs, initializer=initializer) as workers:
+            for i, rows in workers.imap_unordered(_indexed, [(i, task, run) for i, task in enumerate(tasks)]):
                 record(i, rows)
     return pd.DataFrame([row for i in sorted(done) for row in done[i]])
 
 
-def _indexed(item: tuple[int, tuple]) -> tuple[int, list[dict]]:
-    i, task = item
-    return i, run_task(task)
+def _indexed(item: tuple) -> tuple[int, list[dict]]:
+    i, task, run = item
+    return i, run(task)
+
+
+def _describe(task: tuple[str, str, int, dict]) -> str:
+    name, labeler, seed, _ = task
+    return f"{name}, labels: {labeler}, seed {seed}"
+
+
+def run_tasks(tasks: list[tuple[str, str, int, dict]], jobs: int, csv: Path | None) -> pd.DataFrame:
+    """Every task's rows (in task order), each task's rows appended to ``csv`` as it finishes."""
+    return run_pool(tasks, jobs, csv, run_task, _describe, initializer=_worker_setup)
 
 
 # -- summary ---------------------------------------------------------------------------------------------------

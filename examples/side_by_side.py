@@ -67,8 +67,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import multiprocessing
-import os
 import sys
 import time
 import warnings
@@ -309,11 +307,6 @@ def _register_files(options: dict) -> None:
         _FILES["robust04"] = {p.name: p for p in sorted((data / "robust04" / "runs").glob("*"))}
 
 
-def _worker(item: tuple[int, dict]) -> tuple[int, list[dict]]:
-    i, task = item
-    return i, run_task(task)
-
-
 def make_tasks(names, methods, labelers, repeats, shares, options) -> list[dict]:
     tasks: list[dict] = []
     groups: dict[tuple[str, str], list[str]] = {}
@@ -376,37 +369,13 @@ CSV_COLUMNS = [
 ]
 
 
+def _describe(task: dict) -> str:
+    where = task.get("setting") or f"{task['collection']} from {task['start']}"
+    return f"{task['label']}, {where}, labels {task['labeler']}, seed {task['seed']}"
+
+
 def run_tasks(tasks: list[dict], jobs: int, csv: Path | None) -> pd.DataFrame:
-    started = time.time()
-    done: dict[int, list[dict]] = {}
-    if csv is not None:
-        csv.parent.mkdir(parents=True, exist_ok=True)
-        csv.unlink(missing_ok=True)
-
-    def record(i: int, rows: list[dict]) -> None:
-        done[i] = rows
-        if csv is not None:
-            frame = pd.DataFrame(rows).reindex(columns=CSV_COLUMNS)
-            frame.to_csv(csv, mode="a", header=not csv.exists(), index=False)
-        t = tasks[i]
-        where = t.get("setting") or f"{t['collection']} from {t['start']}"
-        print(
-            f"  {t['label']}, {where}, labels {t['labeler']}, seed {t['seed']}: {rows[0]['seconds']:.1f} s "
-            f"({len(done)}/{len(tasks)}, {time.time() - started:.0f} s)",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    if jobs <= 1:
-        for i, task in enumerate(tasks):
-            record(i, run_task(task))
-    else:
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ.setdefault(var, "1")
-        with multiprocessing.get_context("spawn").Pool(jobs) as workers:
-            for i, rows in workers.imap_unordered(_worker, list(enumerate(tasks))):
-                record(i, rows)
-    return pd.DataFrame([row for i in sorted(done) for row in done[i]])
+    return de.run_pool(tasks, jobs, csv, run_task, _describe, CSV_COLUMNS)
 
 
 # -- summary ------------------------------------------------------------------------------------------------------
